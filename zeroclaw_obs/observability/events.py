@@ -1,0 +1,200 @@
+"""Typed observer events: the facts a turn reports, with correlation ids.
+
+This module imports no telemetry library; `turn/` depends on it and nothing heavier. Every
+payload in an event (arguments, results, errors) is already redacted by the engine with the
+runtime's one `Redactor` before the event is built: observers never see raw content.
+Times are `time.time_ns()` wall-clock stamps so exporters can give spans their real start and
+end, and `perf_counter` durations in seconds for metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = [
+    "AgentEnd",
+    "AgentStart",
+    "ApprovalDecision",
+    "Correlation",
+    "LlmRequest",
+    "LlmResponse",
+    "LoopDetection",
+    "ObserverEvent",
+    "ToolCall",
+    "ToolCallStart",
+    "ToolOutcome",
+    "TurnOutcomeKind",
+]
+
+
+class ToolOutcome(StrEnum):
+    """The one outcome of a result slot, shared by spans, metrics, events and history."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+    DENIED = "denied"
+    REPLACED = "replaced"
+    DEDUPLICATED = "deduplicated"
+    CANCELLED_BY_HOOK = "cancelled_by_hook"
+    INTERRUPTED = "interrupted"
+    UNKNOWN = "unknown"
+    EXCLUDED = "excluded"
+
+
+class TurnOutcomeKind(StrEnum):
+    """How a turn ended (`zeroclaw.turn.outcome`)."""
+
+    FINAL = "final"
+    CANCELLED = "cancelled"
+    ABORTED = "aborted"
+    MAX_ITERATIONS = "max_iterations"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Correlation:
+    """The ids every event of a turn carries."""
+
+    turn_id: str
+    channel: str
+    agent_alias: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentStart:
+    """A turn began (root span start)."""
+
+    correlation: Correlation
+    provider: str
+    model: str
+    time_ns: int
+    receipt_key_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentEnd:
+    """A turn ended, with its outcome and iteration count."""
+
+    correlation: Correlation
+    outcome: TurnOutcomeKind
+    iterations: int
+    time_ns: int
+    duration_s: float
+    error: str | None = None
+    """Redacted reason for aborted/error outcomes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LlmRequest:
+    """A provider call is about to be made."""
+
+    correlation: Correlation
+    iteration: int
+    provider: str
+    model: str
+    message_count: int
+    tool_count: int
+    time_ns: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LlmResponse:
+    """A provider call finished (or failed, `success=False`)."""
+
+    correlation: Correlation
+    iteration: int
+    provider: str
+    model: str
+    success: bool
+    time_ns: int
+    duration_s: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_call_count: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallStart:
+    """A result slot was opened: the call is being dispatched (or recorded without running)."""
+
+    correlation: Correlation
+    iteration: int
+    tool_call_id: str
+    tool: str
+    """The name the model used (bound it to the registry before using it as a label)."""
+    provenance: str
+    arguments: str
+    """Redacted compact JSON of the arguments."""
+    time_ns: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """A result slot was closed with its outcome."""
+
+    correlation: Correlation
+    iteration: int
+    tool_call_id: str
+    tool: str
+    known_tool: bool
+    """False when the model invented the name (label it `unknown`)."""
+    provenance: str
+    outcome: ToolOutcome
+    success: bool
+    arguments: str
+    """Redacted compact JSON of the arguments."""
+    result: str
+    """Redacted model-visible result text (after truncation, without the receipt)."""
+    start_time_ns: int
+    time_ns: int
+    duration_s: float
+    error_type: str | None = None
+    receipt: str | None = None
+    truncated_chars: int = 0
+    redaction_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalDecision:
+    """An approval was decided; `wait_*` bound the human wait (`await_approval` span)."""
+
+    correlation: Correlation
+    iteration: int
+    tool_call_id: str
+    tool: str
+    decision: str
+    """`yes|no|always|replace` (and `approved` for auto-approvals, which are not audited)."""
+    surface: str
+    wait_start_ns: int
+    wait_end_ns: int
+    wait_s: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoopDetection:
+    """The loop detector fired."""
+
+    correlation: Correlation
+    iteration: int
+    tool_call_id: str
+    tool: str
+    kind: str
+    """`repeat|ping_pong|no_progress`."""
+    severity: str
+    """`warning|block|abort`."""
+    message: str
+    time_ns: int
+
+
+ObserverEvent = (
+    AgentStart
+    | AgentEnd
+    | LlmRequest
+    | LlmResponse
+    | ToolCallStart
+    | ToolCall
+    | ApprovalDecision
+    | LoopDetection
+)
