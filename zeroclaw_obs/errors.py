@@ -55,7 +55,7 @@ class ProviderError(ZeroclawError):
     """Raised by a provider when its backend fails; the turn ends as `error`."""
 
 
-class TurnControl(BaseException):  # noqa: N818 - a decision, not an error
+class TurnControl(BaseException):
     """Base of the decisions that unwind a turn; not an error, so not an `Exception`."""
 
 

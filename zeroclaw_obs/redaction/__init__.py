@@ -1,0 +1,18 @@
+"""Redaction: the one `Redactor` every outward surface uses (DESIGN.md §2).
+
+A leaf package: it depends on nothing of zeroclaw-obs but `errors`. Replacement text is
+`[REDACTED:<rule_id>]`, never any part of the secret.
+"""
+
+from __future__ import annotations
+
+from ._redactor import MAX_DEPTH, Redactor
+from ._rules import DEFAULT_RULE_IDS, DEFAULT_SENSITIVE_KEYS, SENSITIVE_KEY_RULE_ID
+
+__all__ = [
+    "DEFAULT_RULE_IDS",
+    "DEFAULT_SENSITIVE_KEYS",
+    "MAX_DEPTH",
+    "SENSITIVE_KEY_RULE_ID",
+    "Redactor",
+]

@@ -75,9 +75,11 @@ def _compile(schema: dict[str, Any]) -> Check:
     if isinstance(schema.get("anyOf"), list):
         options = [_compile(s) for s in schema["anyOf"] if isinstance(s, dict)]
         checks.append(
-            lambda v, p: None
-            if any(o(v, p) is None for o in options)
-            else f"{_where(p)}: matches none of the allowed forms"
+            lambda v, p: (
+                None
+                if any(o(v, p) is None for o in options)
+                else f"{_where(p)}: matches none of the allowed forms"
+            )
         )
 
     def check(value: Any, path: str) -> str | None:
@@ -114,9 +116,11 @@ def _bound_checks(schema: dict[str, Any]) -> list[Check]:
         if key in schema:
             bound = schema[key]
             checks.append(
-                lambda v, p, kind=kind, cmp=cmp, text=text, bound=bound: None
-                if not isinstance(v, kind) or cmp(len(v), bound)
-                else f"{_where(p)}: must have " + text.format(bound)
+                lambda v, p, kind=kind, cmp=cmp, text=text, bound=bound: (
+                    None
+                    if not isinstance(v, kind) or cmp(len(v), bound)
+                    else f"{_where(p)}: must have " + text.format(bound)
+                )
             )
     for key, cmp, text in (
         ("minimum", lambda n, b: n >= b, ">="),
@@ -125,16 +129,19 @@ def _bound_checks(schema: dict[str, Any]) -> list[Check]:
         if key in schema:
             bound = schema[key]
             checks.append(
-                lambda v, p, cmp=cmp, text=text, bound=bound: None
-                if not _TYPES["number"](v) or cmp(v, bound)
-                else f"{_where(p)}: must be {text} {bound}"
+                lambda v, p, cmp=cmp, text=text, bound=bound: (
+                    None
+                    if not _TYPES["number"](v) or cmp(v, bound)
+                    else f"{_where(p)}: must be {text} {bound}"
+                )
             )
     return checks
 
 
 def _object_check(schema: dict[str, Any]) -> Check:
     properties = {
-        name: _compile(sub) for name, sub in (schema.get("properties") or {}).items()
+        name: _compile(sub)
+        for name, sub in (schema.get("properties") or {}).items()
         if isinstance(sub, dict)
     }
     required = [r for r in schema.get("required") or [] if isinstance(r, str)]

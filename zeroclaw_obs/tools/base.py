@@ -20,8 +20,8 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ._schema import SchemaValidator
 from ..errors import ToolDefinitionError
+from ._schema import SchemaValidator
 
 __all__ = [
     "ArgumentError",

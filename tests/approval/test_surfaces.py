@@ -1,0 +1,347 @@
+"""Tests for `zeroclaw_obs.approval.surfaces`: scripted, terminal and back-channel answers."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+import threading
+import unicodedata
+
+import pytest
+
+from zeroclaw_obs.approval.manager import ApprovalRequest
+from zeroclaw_obs.approval.surfaces import (
+    MAX_REPLACEMENT_BYTES,
+    PROMPT_TEMPLATE,
+    Backchannel,
+    Decision,
+    ScriptedAnswers,
+    SurfaceAnswer,
+    TerminalPrompter,
+    sanitize_replacement,
+)
+from zeroclaw_obs.config import ReplaceWith
+
+REQUEST = ApprovalRequest(
+    tool="shell", arguments_summary='{"command": "ls"}', turn_id="turn-1", tool_call_id="call_1"
+)
+
+
+class FakeTty(io.StringIO):
+    """A terminal stand-in: reads scripted lines and claims to be a TTY."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class BrokenTty(FakeTty):
+    """A terminal whose read fails."""
+
+    def readline(self, size: int | None = -1) -> str:
+        raise OSError("input/output error")
+
+
+class TestDecision:
+    def test_values(self) -> None:
+        """The four decisions are `yes`, `no`, `always` and `replace`."""
+        assert ["yes", "no", "always", "replace"] == [str(d) for d in Decision]
+
+
+class TestSurfaceAnswer:
+    def test_converts_a_plain_string_decision(self) -> None:
+        """A decision given as a string becomes the `Decision` member."""
+        assert Decision.YES is SurfaceAnswer("yes", "backchannel", "op").decision
+
+    def test_rejects_an_unknown_decision(self) -> None:
+        """A decision outside the four values is refused."""
+        with pytest.raises(ValueError):
+            SurfaceAnswer("maybe", "backchannel", "op")
+
+    def test_replace_needs_a_replacement(self) -> None:
+        """`replace` without replacement text is refused."""
+        with pytest.raises(ValueError, match="replacement"):
+            SurfaceAnswer(Decision.REPLACE, "backchannel", "op")
+
+    def test_only_replace_carries_a_replacement(self) -> None:
+        """A replacement on any other decision is refused."""
+        with pytest.raises(ValueError, match="replacement"):
+            SurfaceAnswer(Decision.NO, "backchannel", "op", "text")
+
+
+class TestSanitizeReplacement:
+    def test_removes_nul_del_and_c1_controls(self) -> None:
+        """`\\x00`, DEL `\\x7f` and the C1 control `\\x85` are removed."""
+        assert "abcd" == sanitize_replacement("a\x00b\x7fc\x85d")
+
+    def test_keeps_newline_carriage_return_tab_and_emoji(self) -> None:
+        """`\\n \\r \\t` and non-control text such as emoji survive unchanged."""
+        text = "line 1\r\nline\t2 🎉 café"
+
+        assert text == sanitize_replacement(text)
+
+    def test_removes_exactly_unicode_category_cc_except_three(self) -> None:
+        """Over every code point, a character goes iff it is Cc and not `\\n \\r \\t`."""
+        removed = []
+        for code in range(sys.maxunicode + 1):
+            char = chr(code)
+            if 0xD800 <= code <= 0xDFFF:
+                continue  # surrogates are replaced, not removed (tested below)
+            if sanitize_replacement(char) == "":
+                removed.append(char)
+        expected = [
+            chr(code)
+            for code in range(sys.maxunicode + 1)
+            if unicodedata.category(chr(code)) == "Cc" and chr(code) not in "\n\r\t"
+        ]
+
+        assert expected == removed
+
+    def test_lone_surrogate_becomes_replacement_character(self) -> None:
+        """A lone surrogate, which UTF-8 cannot encode, becomes U+FFFD."""
+        assert "a\ufffdb" == sanitize_replacement("a\ud800b")
+
+    def test_short_text_is_unchanged(self) -> None:
+        """Text within the byte limit is returned as is."""
+        text = "x" * MAX_REPLACEMENT_BYTES
+
+        assert text == sanitize_replacement(text)
+
+    def test_cuts_ascii_to_the_byte_limit(self) -> None:
+        """ASCII longer than 65536 bytes is cut to exactly 65536 bytes."""
+        assert "x" * 65536 == sanitize_replacement("x" * 70000)
+
+    @pytest.mark.parametrize(("prefix", "char"), [("", "€"), ("a", "😀"), ("ab", "é")])
+    def test_cuts_multibyte_text_at_a_character_boundary(self, prefix: str, char: str) -> None:
+        """Long multibyte text is cut to at most 65536 bytes without splitting a character."""
+        text = prefix + char * 40000
+        per_char = len(char.encode("utf-8"))
+        kept = (65536 - len(prefix)) // per_char
+
+        result = sanitize_replacement(text)
+
+        assert prefix + char * kept == result
+        assert len(result.encode("utf-8")) <= 65536
+
+    def test_removes_controls_before_cutting(self) -> None:
+        """Removed controls do not count against the byte limit."""
+        assert "ok" == sanitize_replacement("\x00" * 100000 + "ok")
+
+
+class TestScriptedAnswers:
+    async def test_replays_answers_in_order_then_none(self) -> None:
+        """Answers come back in order, then `None` once exhausted."""
+        script = ScriptedAnswers(["yes", "no", "always", ReplaceWith(replace_with="42")])
+
+        answers = [await script.ask(REQUEST) for _ in range(5)]
+
+        assert [
+            SurfaceAnswer(Decision.YES, "scenario", "scenario"),
+            SurfaceAnswer(Decision.NO, "scenario", "scenario"),
+            SurfaceAnswer(Decision.ALWAYS, "scenario", "scenario"),
+            SurfaceAnswer(Decision.REPLACE, "scenario", "scenario", "42"),
+            None,
+        ] == answers
+
+    async def test_remaining_counts_down(self) -> None:
+        """`remaining` is the number of answers not yet given."""
+        script = ScriptedAnswers(["yes", "no"])
+
+        await script.ask(REQUEST)
+
+        assert 1 == script.remaining
+
+    def test_rejects_an_unknown_answer(self) -> None:
+        """An answer that is not yes/no/always/replace_with is refused up front."""
+        with pytest.raises(ValueError):
+            ScriptedAnswers(["maybe"])  # type: ignore[list-item]
+
+    def test_rejects_a_bare_replace(self) -> None:
+        """`replace` without `{replace_with: text}` is refused up front."""
+        with pytest.raises(ValueError, match="replace_with"):
+            ScriptedAnswers(["replace"])  # type: ignore[list-item]
+
+
+class TestTerminalPrompter:
+    async def test_prints_summary_then_exact_prompt(self) -> None:
+        """The output is a summary line, then exactly `[Y]es / [N]o / [A]lways for {tool}: `."""
+        out = io.StringIO()
+
+        await TerminalPrompter(FakeTty("y\n"), out).ask(REQUEST)
+
+        assert (
+            'Approval required: shell {"command": "ls"}\n[Y]es / [N]o / [A]lways for shell: '
+            == out.getvalue()
+        )
+
+    def test_prompt_template_is_exact(self) -> None:
+        """The template is LIFECYCLE's `[Y]es / [N]o / [A]lways for {tool}: `."""
+        assert "[Y]es / [N]o / [A]lways for {tool}: " == PROMPT_TEMPLATE
+
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ("y\n", Decision.YES),
+            ("Y\n", Decision.YES),
+            ("yes\n", Decision.YES),
+            ("  YES  \n", Decision.YES),
+            ("a\n", Decision.ALWAYS),
+            ("always\n", Decision.ALWAYS),
+            ("Always\n", Decision.ALWAYS),
+            ("n\n", Decision.NO),
+            ("no\n", Decision.NO),
+            ("\n", Decision.NO),
+            ("yep\n", Decision.NO),
+            ("", Decision.NO),
+        ],
+    )
+    async def test_parses_answers(self, line: str, expected: Decision) -> None:
+        """`y`/`yes` is yes, `a`/`always` is always, anything else (empty, EOF) is No."""
+        answer = await TerminalPrompter(FakeTty(line), io.StringIO()).ask(REQUEST)
+
+        assert expected == answer.decision
+
+    async def test_read_error_is_no(self) -> None:
+        """A read error is No."""
+        answer = await TerminalPrompter(BrokenTty(), io.StringIO()).ask(REQUEST)
+
+        assert Decision.NO == answer.decision
+
+    async def test_answer_names_cli_and_the_operator(self) -> None:
+        """The answer's surface is `cli` and `decided_by` names the terminal."""
+        answer = await TerminalPrompter(FakeTty("y\n"), io.StringIO()).ask(REQUEST)
+
+        assert "cli" == answer.surface
+        assert answer.decided_by == "terminal" or answer.decided_by.startswith("terminal:")
+
+    async def test_prompts_on_stderr_by_default(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Without an output stream the prompt goes to stderr, leaving stdout clean."""
+        await TerminalPrompter(FakeTty("y\n")).ask(REQUEST)
+
+        captured = capsys.readouterr()
+        assert "" == captured.out
+        assert captured.err.endswith("[Y]es / [N]o / [A]lways for shell: ")
+
+    async def test_escapes_terminal_controls_in_the_summary(self) -> None:
+        """Escape sequences, line breaks and bidi overrides in the summary are shown escaped."""
+        out = io.StringIO()
+        request = ApprovalRequest("shell", "\x1b[2Jrm\n-rf\u202e", "turn-1", "call_1")
+
+        await TerminalPrompter(FakeTty("n\n"), out).ask(request)
+
+        assert (
+            "Approval required: shell \\x1b[2Jrm\\n-rf\\u202e\n"
+            "[Y]es / [N]o / [A]lways for shell: " == out.getvalue()
+        )
+
+    async def test_reads_without_blocking_the_event_loop(self) -> None:
+        """While the terminal waits for a line, other tasks keep running."""
+        typed = threading.Event()
+
+        class WaitingTty(FakeTty):
+            def readline(self, size: int | None = -1) -> str:
+                return "y\n" if typed.wait(timeout=5) else ""
+
+        async def operator_types() -> None:
+            await asyncio.sleep(0.01)
+            typed.set()
+
+        prompter = TerminalPrompter(WaitingTty(), io.StringIO())
+        answer, _ = await asyncio.gather(prompter.ask(REQUEST), operator_types())
+
+        assert Decision.YES == answer.decision
+
+    def test_is_available_only_on_a_tty(self) -> None:
+        """Only an input stream whose `isatty()` is true makes the terminal available."""
+        assert TerminalPrompter(FakeTty(), io.StringIO()).is_available()
+        assert not TerminalPrompter(io.StringIO(), io.StringIO()).is_available()
+
+    def test_closed_input_is_not_available(self) -> None:
+        """A closed input stream (its `isatty()` raises) is not available rather than an error."""
+
+        class ClosedTty(FakeTty):
+            def isatty(self) -> bool:
+                raise ValueError("I/O operation on closed file.")
+
+        assert not TerminalPrompter(ClosedTty(), io.StringIO()).is_available()
+
+
+class TestBackchannel:
+    async def test_returns_the_operator_answer_as_backchannel(self) -> None:
+        """The callback's answer comes back with surface `backchannel` and its operator."""
+        seen: list[ApprovalRequest] = []
+
+        async def operator(request: ApprovalRequest) -> SurfaceAnswer:
+            seen.append(request)
+            return SurfaceAnswer(Decision.YES, "web", "web:bob")
+
+        answer = await Backchannel(operator, timeout_s=1).ask(REQUEST)
+
+        assert SurfaceAnswer(Decision.YES, "backchannel", "web:bob") == answer
+        assert [REQUEST] == seen
+
+    async def test_empty_operator_name_becomes_backchannel(self) -> None:
+        """An answer with no operator name is attributed to `backchannel`."""
+
+        async def operator(request: ApprovalRequest) -> SurfaceAnswer:
+            return SurfaceAnswer(Decision.NO, "backchannel", "")
+
+        answer = await Backchannel(operator, timeout_s=1).ask(REQUEST)
+
+        assert answer is not None
+        assert "backchannel" == answer.decided_by
+
+    async def test_timeout_is_no_decision(self) -> None:
+        """An operator slower than `timeout_s` gives no decision (`None`)."""
+
+        async def operator(request: ApprovalRequest) -> SurfaceAnswer:
+            await asyncio.sleep(10)
+            return SurfaceAnswer(Decision.YES, "backchannel", "late")
+
+        assert None is await Backchannel(operator, timeout_s=0.01).ask(REQUEST)
+
+    async def test_exception_is_no_decision(self) -> None:
+        """A failing callback is an unreachable operator (`None`), not an error."""
+
+        async def operator(request: ApprovalRequest) -> SurfaceAnswer:
+            raise ConnectionError("operator gone")
+
+        assert None is await Backchannel(operator, timeout_s=1).ask(REQUEST)
+
+    async def test_none_and_wrong_types_are_no_decision(self) -> None:
+        """A callback returning `None` or something other than a `SurfaceAnswer` gives `None`."""
+
+        async def silent(request: ApprovalRequest) -> None:
+            return None
+
+        async def confused(request: ApprovalRequest) -> str:
+            return "yes"
+
+        assert None is await Backchannel(silent, timeout_s=1).ask(REQUEST)
+        assert None is await Backchannel(confused, timeout_s=1).ask(REQUEST)  # type: ignore[arg-type]
+
+    async def test_cancellation_propagates(self) -> None:
+        """Cancelling the waiting task cancels it; cancellation is not an unreachable operator."""
+        started = asyncio.Event()
+
+        async def operator(request: ApprovalRequest) -> SurfaceAnswer:
+            started.set()
+            await asyncio.sleep(10)
+            return SurfaceAnswer(Decision.YES, "backchannel", "late")
+
+        task = asyncio.create_task(Backchannel(operator, timeout_s=30).ask(REQUEST))
+        await started.wait()
+        task.cancel()
+
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    @pytest.mark.parametrize("timeout_s", [0, -1.0])
+    def test_rejects_non_positive_timeouts(self, timeout_s: float) -> None:
+        """A timeout that is not positive is refused."""
+
+        async def operator(request: ApprovalRequest) -> None:
+            return None
+
+        with pytest.raises(ValueError, match="timeout_s"):
+            Backchannel(operator, timeout_s=timeout_s)

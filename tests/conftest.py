@@ -1,0 +1,63 @@
+"""Shared fixtures: build real runtimes from inline scenarios; nothing global to restore."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from zeroclaw_obs.observability.events import ObserverEvent
+from zeroclaw_obs.replay import Replay, build_replay
+from zeroclaw_obs.scenario import parse_scenario
+from zeroclaw_obs.turn.loop import TurnOutcome
+
+
+class RecordingObserver:
+    """Keeps every observer event, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[ObserverEvent] = []
+
+    def on_event(self, event: ObserverEvent) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type) -> list[Any]:
+        """The events of one type."""
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+class NoTerminal:
+    """An interactive prompt that is never available (tests must not read the real stdin)."""
+
+    def is_available(self) -> bool:
+        return False
+
+    async def ask(self, request: Any) -> None:  # pragma: no cover - never called
+        raise AssertionError("no terminal in tests")
+
+
+def make_replay(data: dict[str, Any], **kwargs: Any) -> Replay:
+    """Build a replay from an inline scenario dict, with no terminal."""
+    kwargs.setdefault("terminal", NoTerminal())
+    return build_replay(parse_scenario(data, "test-scenario"), **kwargs)
+
+
+@pytest.fixture
+def observer() -> RecordingObserver:
+    return RecordingObserver()
+
+
+@pytest.fixture
+def run_scenario(
+    observer: RecordingObserver,
+) -> Callable[..., Awaitable[tuple[TurnOutcome, Replay]]]:
+    """Run an inline scenario; returns the outcome and the replay (events, history, audit)."""
+
+    async def run(data: dict[str, Any], **kwargs: Any) -> tuple[TurnOutcome, Replay]:
+        kwargs.setdefault("observer", observer)
+        replay = make_replay(data, **kwargs)
+        outcome = await replay.run()
+        return outcome, replay
+
+    return run

@@ -1,0 +1,315 @@
+"""Tests for `zeroclaw_obs.turn.specs`: the effective tools of a turn (LIFECYCLE §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from zeroclaw_obs.config import FilterMode, RuntimeConfig, ToolFilterGroup
+from zeroclaw_obs.tools.base import Tool, ToolResult
+from zeroclaw_obs.tools.deferred import ActivatedToolSet, DeferredCatalog
+from zeroclaw_obs.tools.mcp import McpServer
+from zeroclaw_obs.tools.registry import ToolRegistry
+from zeroclaw_obs.turn.specs import EffectiveTools, Resolution
+
+
+class CountingTool(Tool):
+    """A tool that counts how often its schema is read."""
+
+    def __init__(self, name: str, description: str = "") -> None:
+        self.name = name
+        self.description = description
+        self.schema_reads = 0
+
+    def parameters_schema(self) -> dict[str, Any]:
+        self.schema_reads += 1
+        return {"type": "object", "properties": {}}
+
+    async def execute(self, args: dict[str, Any]) -> ToolResult:
+        return ToolResult.ok(self.name)
+
+
+def build(
+    *,
+    static: tuple[str, ...] = ("shell", "file_read"),
+    servers: list[McpServer] | None = None,
+    message: str = "",
+    activated: ActivatedToolSet | None = None,
+    **config: Any,
+) -> EffectiveTools:
+    return EffectiveTools.build(
+        registry=ToolRegistry([CountingTool(name) for name in static]),
+        mcp_servers=servers if servers is not None else [],
+        config=RuntimeConfig(**config),
+        user_message=message,
+        activated=activated if activated is not None else ActivatedToolSet(),
+    )
+
+
+def server(name: str, *tools: str, deferred: bool = False) -> McpServer:
+    return McpServer(
+        name=name,
+        tools=[CountingTool(t, f"{t.replace('_', ' ')} via {name}") for t in tools],
+        deferred=deferred,
+    )
+
+
+def spec_names(effective: EffectiveTools) -> list[str]:
+    return [spec.name for spec in effective.specs()]
+
+
+def group(mode: str, tools: list[str], keywords: tuple[str, ...] = ()) -> ToolFilterGroup:
+    return ToolFilterGroup(mode=FilterMode(mode), tools=tools, keywords=list(keywords))
+
+
+class TestResolution:
+    def test_is_frozen(self) -> None:
+        """A resolution cannot be changed after the fact."""
+        resolution = Resolution(tool=None, status="unknown", resolved_name="x")
+
+        with pytest.raises(AttributeError):
+            resolution.status = "ok"  # type: ignore[misc]
+
+
+class TestEffectiveTools:
+    def test_static_then_mcp_then_tool_search(self) -> None:
+        """Specs list static tools, visible MCP tools, then `tool_search`, in registration order."""
+        effective = build(
+            servers=[server("fs", "read", "write"), server("wx", "forecast", deferred=True)]
+        )
+
+        assert ["shell", "file_read", "fs__read", "fs__write", "tool_search"] == spec_names(
+            effective
+        )
+        assert {"shell", "file_read", "fs__read", "fs__write", "tool_search"} == effective.names()
+
+    def test_no_tool_search_without_deferred_tools(self) -> None:
+        """`tool_search` and the prompt section exist only when there are deferred stubs."""
+        effective = build(servers=[server("fs", "read")])
+
+        assert "tool_search" not in effective.names()
+        assert effective.prompt_section() is None
+
+    def test_prompt_section_lists_deferred_stubs(self) -> None:
+        """Deferred tools appear as `server__tool - description` lines, not as specs."""
+        effective = build(servers=[server("wx", "forecast", "alerts", deferred=True)])
+        section = effective.prompt_section()
+
+        assert section is not None
+        assert "tool_search" in section
+        assert section.endswith("\n- wx__forecast - forecast via wx\n- wx__alerts - alerts via wx")
+        assert "wx__forecast" not in effective.names()
+
+    def test_display_exclusion_is_exact(self) -> None:
+        """`excluded_tools` removes exact names from specs; `SHELL` does not hide `shell`."""
+        assert ["file_read"] == spec_names(build(excluded_tools=["shell"]))
+        assert ["shell", "file_read"] == spec_names(build(excluded_tools=["SHELL"]))
+
+    def test_display_exclusion_applies_to_mcp_and_stubs(self) -> None:
+        """An exactly excluded MCP tool or deferred stub is neither offered nor listed."""
+        effective = build(
+            servers=[server("fs", "read", "write"), server("wx", "a", "b", deferred=True)],
+            excluded_tools=["fs__write", "wx__b"],
+        )
+
+        assert ["shell", "file_read", "fs__read", "tool_search"] == spec_names(effective)
+        assert ["wx__a"] == [stub.name for stub in effective.catalog]
+
+    def test_no_groups_all_mcp_visible(self) -> None:
+        """With no groups every MCP tool is visible."""
+        effective = build(servers=[server("fs", "read"), server("db", "query")])
+
+        assert {"fs__read", "db__query"} <= effective.names()
+
+    def test_dynamic_group_needs_keyword_case_insensitive(self) -> None:
+        """A dynamic group shows its tools only when the lowercased message has a keyword."""
+        groups = [group("dynamic", ["db__*"], ("Database",))]
+        servers = [server("fs", "read"), server("db", "query")]
+
+        hidden = build(servers=servers, tool_filter_groups=groups, message="read a file")
+        shown = build(servers=servers, tool_filter_groups=groups, message="check the DATABASE")
+
+        assert ["shell", "file_read"] == spec_names(hidden)
+        assert ["shell", "file_read", "db__query"] == spec_names(shown)
+
+    def test_always_group_shows_tools(self) -> None:
+        """An `always` group shows matching MCP tools whatever the message."""
+        effective = build(
+            servers=[server("fs", "read"), server("db", "query")],
+            tool_filter_groups=[group("always", ["fs__*"])],
+        )
+
+        assert ["shell", "file_read", "fs__read"] == spec_names(effective)
+
+    def test_builtins_never_excluded_by_groups(self) -> None:
+        """Built-in tools stay offered even when no group matches them."""
+        effective = build(
+            servers=[server("fs", "read")],
+            tool_filter_groups=[group("dynamic", ["*"], ("never-said",))],
+            message="hello",
+        )
+
+        assert ["shell", "file_read"] == spec_names(effective)
+
+    def test_hidden_mcp_tool_is_unknown(self) -> None:
+        """A call to an MCP tool hidden by filter groups resolves as `unknown`."""
+        effective = build(
+            servers=[server("db", "query")],
+            tool_filter_groups=[group("dynamic", ["db__*"], ("sql",))],
+        )
+
+        assert Resolution(None, "unknown", "db__query") == effective.resolve("db__query")
+
+    async def test_activation_shows_up_at_next_specs_call(self) -> None:
+        """Tools activated by `tool_search` are offered from the next `specs()` call on."""
+        effective = build(servers=[server("wx", "forecast", "alerts", deferred=True)])
+        assert "wx__forecast" not in spec_names(effective)
+
+        search = effective.resolve("tool_search").tool
+        assert search is not None
+        await search.execute({"query": "forecast"})
+
+        assert ["shell", "file_read", "tool_search", "wx__forecast"] == spec_names(effective)
+        assert "ok" == effective.resolve("wx__forecast").status
+
+    def test_deferred_tool_not_activated_is_unknown(self) -> None:
+        """A call to a deferred tool that has not been activated is `unknown`."""
+        effective = build(servers=[server("wx", "forecast", deferred=True)])
+
+        assert "unknown" == effective.resolve("wx__forecast").status
+        assert "unknown" == effective.resolve("forecast").status
+
+    def test_always_group_pre_activates_stubs(self) -> None:
+        """`always` groups pre-activate matching stubs when the turn starts."""
+        activated = ActivatedToolSet()
+        effective = build(
+            servers=[server("wx", "forecast", "alerts", deferred=True)],
+            tool_filter_groups=[group("always", ["wx__forecast"])],
+            activated=activated,
+        )
+
+        assert ["wx__forecast"] == activated.names()
+        assert ["shell", "file_read", "tool_search", "wx__forecast"] == spec_names(effective)
+
+    def test_dynamic_group_does_not_pre_activate(self) -> None:
+        """A dynamic group whose keyword matched does not activate deferred stubs."""
+        activated = ActivatedToolSet()
+        build(
+            servers=[server("wx", "forecast", deferred=True)],
+            tool_filter_groups=[group("dynamic", ["wx__*"], ("weather",))],
+            message="weather?",
+            activated=activated,
+        )
+
+        assert [] == activated.names()
+
+    def test_specs_are_cached_until_activation(self) -> None:
+        """Repeated `specs()` calls reuse the composed offer; schemas are read once per tool."""
+        registry_tool = CountingTool("shell")
+        effective = EffectiveTools(
+            tools=[registry_tool], catalog=DeferredCatalog(), activated=ActivatedToolSet()
+        )
+        for _ in range(5):
+            effective.specs()
+
+        assert 1 == registry_tool.schema_reads
+
+    def test_specs_returns_a_copy(self) -> None:
+        """Mutating the returned list does not change the offer."""
+        effective = build()
+        effective.specs().clear()
+
+        assert ["shell", "file_read"] == spec_names(effective)
+
+    def test_exact_resolution(self) -> None:
+        """A call by exact name resolves to that tool, `ok`."""
+        effective = build()
+        resolution = effective.resolve("shell")
+
+        assert ("ok", "shell") == (resolution.status, resolution.resolved_name)
+        assert resolution.tool is not None and "shell" == resolution.tool.name
+
+    def test_unknown_name(self) -> None:
+        """A name no tool answers to is `unknown`, with the called name kept."""
+        assert Resolution(None, "unknown", "nope") == build().resolve("nope")
+
+    def test_display_excluded_tool_resolves_excluded(self) -> None:
+        """A tool hidden by exact exclusion is `excluded` when called, not `unknown`."""
+        resolution = build(excluded_tools=["shell"]).resolve("shell")
+
+        assert ("excluded", "shell") == (resolution.status, resolution.resolved_name)
+
+    def test_execution_exclusion_trimmed_case_insensitive(self) -> None:
+        """Execution-time exclusion is trimmed and case-insensitive: ` SHELL ` excludes `shell`."""
+        effective = build(excluded_tools=[" SHELL "])
+
+        assert "shell" in effective.names()
+        assert "excluded" == effective.resolve("shell").status
+
+    def test_exclusion_checked_on_called_name(self) -> None:
+        """A short-name call is excluded when the called name itself is excluded."""
+        activated = ActivatedToolSet()
+        effective = build(
+            servers=[server("wx", "forecast", deferred=True)],
+            tool_filter_groups=[group("always", ["wx__*"])],
+            activated=activated,
+            excluded_tools=["Forecast"],
+        )
+        resolution = effective.resolve("forecast")
+
+        assert ("excluded", "wx__forecast") == (resolution.status, resolution.resolved_name)
+        assert "ok" == effective.resolve("wx__forecast").status
+
+    def test_exclusion_checked_on_resolved_name(self) -> None:
+        """A short-name call is excluded when the resolved tool's real name is excluded."""
+        effective = EffectiveTools(
+            tools=[],
+            catalog=DeferredCatalog(),
+            activated=ActivatedToolSet([CountingTool("wx__forecast")]),
+            excluded_tools=["WX__FORECAST"],
+        )
+        resolution = effective.resolve("forecast")
+
+        assert ("excluded", "wx__forecast") == (resolution.status, resolution.resolved_name)
+
+    def test_short_name_unique(self) -> None:
+        """A short name resolves to the unique activated `server__name` with that suffix."""
+        effective = build(
+            servers=[server("wx", "forecast", "alerts", deferred=True)],
+            tool_filter_groups=[group("always", ["wx__*"])],
+        )
+        resolution = effective.resolve("forecast")
+
+        assert ("ok", "wx__forecast") == (resolution.status, resolution.resolved_name)
+
+    def test_short_name_ambiguous(self) -> None:
+        """A short name shared by two activated tools is `unknown`."""
+        effective = build(
+            servers=[server("wx", "search", deferred=True), server("db", "search", deferred=True)],
+            tool_filter_groups=[group("always", ["*"])],
+        )
+
+        assert "unknown" == effective.resolve("search").status
+
+    def test_short_names_only_for_activated_tools(self) -> None:
+        """Short names do not resolve to directly offered MCP tools."""
+        effective = build(servers=[server("fs", "read")])
+
+        assert "unknown" == effective.resolve("read").status
+
+    def test_granted_subset_for_sub_agent(self) -> None:
+        """A sub-agent turn offers only the activated tools it was granted, never more."""
+        parent = ActivatedToolSet()
+        servers = [server("wx", "forecast", "alerts", deferred=True)]
+        build(servers=servers, tool_filter_groups=[group("always", ["wx__*"])], activated=parent)
+
+        child = build(servers=servers, activated=parent.granted(["wx__alerts"]))
+
+        assert ["shell", "file_read", "tool_search", "wx__alerts"] == spec_names(child)
+        assert "unknown" == child.resolve("wx__forecast").status
+
+    def test_duplicate_names_rejected(self) -> None:
+        """A registry tool named like an MCP wrapper makes the turn's tools ambiguous."""
+        with pytest.raises(ValueError, match="fs__read"):
+            build(static=("fs__read",), servers=[server("fs", "read")])

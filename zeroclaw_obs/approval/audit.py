@@ -1,0 +1,153 @@
+"""The approval audit log: one entry per decision that asked someone, and per runtime denial.
+
+This module owns the `--audit-out` format (DESIGN §4): one JSON object per line with
+`timestamp` (RFC 3339 UTC), `turn_id`, `tool_call_id`, `tool`, `arguments_summary`, `decision`
+(`yes|no|always|replace`), `surface` (`cli|scenario|backchannel|runtime`) and `decided_by`.
+Auto-approvals are never audited. Approval is a pre-execution control: an entry is never a
+receipt and never proof that the tool ran.
+
+Risky parts: the audit log is an outward surface, so `arguments_summary` must already have
+passed through the runtime's one `Redactor`; this module cannot tell and does not redact again.
+`write_jsonl` replaces the target atomically (a temporary file in the same directory, then
+`os.replace`), so a reader never sees half a file; the file it leaves has mode 0600, the mode of
+the temporary file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = [
+    "AUDIT_DECISIONS",
+    "AUDIT_SURFACES",
+    "AuditEntry",
+    "AuditLog",
+    "rfc3339_utc",
+]
+
+AUDIT_DECISIONS = frozenset({"yes", "no", "always", "replace"})
+"""The values `decision` may take; a runtime denial is audited as `no`."""
+
+AUDIT_SURFACES = frozenset({"cli", "scenario", "backchannel", "runtime"})
+"""The values `surface` may take."""
+
+
+def rfc3339_utc(moment: datetime) -> str:
+    """Format an aware datetime as RFC 3339 in UTC with microseconds and a `Z` suffix.
+
+    Args:
+        moment: a timezone-aware datetime; it is converted to UTC first.
+
+    Returns:
+        A string such as `2026-12-03T01:02:03.123456Z`.
+
+    Raises:
+        ValueError: `moment` is naive, so its instant is unknown.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError("audit timestamps need a timezone-aware datetime")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One approval decision as the audit log records it.
+
+    Raises:
+        ValueError: `decision` or `surface` is not one of the documented values.
+    """
+
+    timestamp: str
+    """When the decision was taken, RFC 3339 UTC (see `rfc3339_utc`)."""
+
+    turn_id: str
+    """The turn the call belongs to; spans and logs carry the same id."""
+
+    tool_call_id: str
+    """The call id the model gave; TurnEvents and history use the same id."""
+
+    tool: str
+    """The name of the tool that asked for approval."""
+
+    arguments_summary: str
+    """The arguments as the operator saw them, already redacted by the caller."""
+
+    decision: str
+    """`yes`, `no`, `always` or `replace`; a runtime denial is `no`."""
+
+    surface: str
+    """Who was asked: `cli`, `scenario`, `backchannel`, or `runtime` for a runtime denial."""
+
+    decided_by: str
+    """The operator or policy that decided, e.g. `terminal:alice` or `runtime-policy`."""
+
+    def __post_init__(self) -> None:
+        if self.decision not in AUDIT_DECISIONS:
+            raise ValueError(f"unknown audit decision: {self.decision!r}")
+        if self.surface not in AUDIT_SURFACES:
+            raise ValueError(f"unknown audit surface: {self.surface!r}")
+
+    def to_json_dict(self) -> dict[str, str]:
+        """The entry as one `--audit-out` JSON object, with plain strings for enum values.
+
+        Returns:
+            A dict with the eight documented keys, in the documented order.
+        """
+        return {key: str(value) for key, value in asdict(self).items()}
+
+
+class AuditLog:
+    """An in-memory, append-only list of audit entries, written out at the end of a run."""
+
+    def __init__(self) -> None:
+        self._entries: list[AuditEntry] = []
+
+    @property
+    def entries(self) -> list[AuditEntry]:
+        """A copy of the entries in the order they were appended."""
+        return list(self._entries)
+
+    def append(self, entry: AuditEntry) -> None:
+        """Record one decision.
+
+        Args:
+            entry: the decision to record; it is kept as given.
+        """
+        self._entries.append(entry)
+
+    def write_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write every entry as one JSON object per line, replacing `path` atomically.
+
+        The lines go to a temporary file beside `path`, which is flushed, synced and then moved
+        over `path`, so an interrupted write leaves the previous file (or none) rather than a
+        truncated one. An empty log writes an empty file.
+
+        Args:
+            path: the `--audit-out` file; its directory must exist.
+
+        Raises:
+            OSError: the directory is missing or not writable, or the move fails; the
+                temporary file is removed first.
+        """
+        target = Path(path)
+        fd, temp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                for entry in self._entries:
+                    handle.write(json.dumps(entry.to_json_dict(), ensure_ascii=False))
+                    handle.write("\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_name, target)
+        except BaseException:
+            # BaseException, not Exception: a cancelled or interrupted run must not leave
+            # a stray temporary file beside the audit log either.
+            Path(temp_name).unlink(missing_ok=True)
+            raise

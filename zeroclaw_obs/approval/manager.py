@@ -1,0 +1,298 @@
+"""The approval policy: which calls need a decision, who gives it, and what it means.
+
+This module owns LIFECYCLE §5 above the surfaces: the requirement rules, the order in which
+surfaces are asked, the session allowlist, the runtime denial, the sanitising of replacements
+and the audit entry of every decision. The approval gate in `turn/approval_gate.py` calls
+`requirement` for each call and `decide` for the ones that need a prompt.
+
+Surfaces are asked in this order: the scripted answers from `config.answers` first, whatever the
+mode; then, by mode, the terminal (`interactive`, only on a real TTY), the back-channel
+(`backchannel`), or nobody (`non_interactive`). When no surface gives a decision the runtime
+denies the call by policy (surface `runtime`, decided by `runtime-policy`) with the exact
+runtime-denial text, which tells the model that no user said No.
+
+Choice: in `interactive` mode with no scripted answer left and no TTY (or no terminal
+configured), the runtime denies rather than reading a pipe or treating silence as the user's
+No, because nobody was asked.
+
+Risky parts: the session allowlist lives on this manager only, in memory, and is never
+persisted; a new manager starts empty. `decide` writes the audit entry synchronously right
+after the answer arrives, with no await in between, so a cancellation cannot separate a decision
+from its audit entry; a turn cancelled while a surface is still waiting has no decision and
+nothing to audit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from ..config import ApprovalAutonomy, ApprovalConfig, ApprovalMode
+from .audit import AuditEntry, AuditLog, rfc3339_utc
+from .surfaces import (
+    Backchannel,
+    Decision,
+    ScriptedAnswers,
+    SurfaceAnswer,
+    TerminalPrompter,
+    sanitize_replacement,
+)
+
+__all__ = [
+    "DENIED_BY_USER",
+    "RUNTIME_DENIAL_TEMPLATE",
+    "RUNTIME_POLICY",
+    "ApprovalManager",
+    "ApprovalOutcome",
+    "ApprovalRequest",
+    "Requirement",
+    "runtime_denial_text",
+]
+
+DENIED_BY_USER = "Denied by user."
+"""The slot text of an operator's No, exact (LIFECYCLE §5)."""
+
+RUNTIME_DENIAL_TEMPLATE = (
+    "Tool call not executed: '{tool}' requires approval and no operator decision was available,"
+    " so the runtime denied it by policy. This was not a user's decision."
+)
+"""The slot text of a runtime denial, exact (LIFECYCLE §5)."""
+
+RUNTIME_POLICY = "runtime-policy"
+"""The `decided_by` of a runtime denial."""
+
+
+def runtime_denial_text(tool: str) -> str:
+    """The model-visible text of a runtime denial for `tool`.
+
+    Args:
+        tool: the tool name, quoted as the model called it.
+
+    Returns:
+        `RUNTIME_DENIAL_TEMPLATE` filled in.
+    """
+    return RUNTIME_DENIAL_TEMPLATE.format(tool=tool)
+
+
+class Requirement(StrEnum):
+    """What a tool call needs before it may run."""
+
+    APPROVED = "approved"
+    """Approved by policy (autonomy `full`, `auto_approve`, session allowlist); not audited."""
+
+    NOT_REQUIRED = "not_required"
+    """No approval applies (autonomy `read_only`, non-interactive shell when allowed)."""
+
+    PROMPT = "prompt"
+    """Someone must decide: call `ApprovalManager.decide`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """One call waiting for a decision, as surfaces and the audit log see it."""
+
+    tool: str
+    """The tool name after preparation hooks."""
+
+    arguments_summary: str
+    """The arguments as shown to the operator and audited; the caller redacts them."""
+
+    turn_id: str
+    """The turn the call belongs to."""
+
+    tool_call_id: str
+    """The call id the model gave."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalOutcome:
+    """The decision on one call and what the approval gate does with it.
+
+    `approved` is true for `yes` and `always` only. For `replace` the tool does not run and
+    `replacement` becomes a successful synthetic result (no receipt); for `no` it does not run
+    and `slot_text` is the failed slot's text.
+    """
+
+    approved: bool
+    """Whether the tool may run."""
+
+    decision: Decision
+    """What was decided; a runtime denial is `no`."""
+
+    surface: str
+    """`cli`, `scenario`, `backchannel`, or `runtime` for a runtime denial."""
+
+    decided_by: str
+    """The operator, `scenario`, or `runtime-policy`."""
+
+    replacement: str | None = None
+    """For `replace`: the sanitised text the model reads as the tool's successful result."""
+
+    slot_text: str | None = None
+    """For denials: `Denied by user.` or the runtime-denial text, exact."""
+
+    runtime_denied: bool = False
+    """True when nobody decided and the runtime denied by policy."""
+
+
+class ApprovalManager:
+    """Applies one `ApprovalConfig` to the calls of a session and remembers `always` answers.
+
+    One manager serves one session (a CLI run, one channel conversation): its scripted
+    answers are consumed across turns and its session allowlist lasts as long as it does.
+    """
+
+    def __init__(
+        self,
+        config: ApprovalConfig,
+        *,
+        audit: AuditLog | None = None,
+        terminal: TerminalPrompter | None = None,
+        backchannel: Backchannel | None = None,
+    ) -> None:
+        """Set up the surfaces for `config.mode`.
+
+        Args:
+            config: the approval policy; `config.answers` are replayed before any surface.
+            audit: where decisions are recorded; a fresh `AuditLog` if `None`.
+            terminal: the interactive prompt; with `None`, interactive mode has no terminal
+                and a call that needs a prompt is denied by the runtime once the scripted
+                answers run out. The CLI passes `TerminalPrompter()`.
+            backchannel: the operator back-channel for `backchannel` mode; with `None`,
+                that mode denies by policy.
+
+        Raises:
+            ValueError: `config.answers` holds an answer `ScriptedAnswers` cannot replay.
+        """
+        self._config = config
+        self._audit = audit if audit is not None else AuditLog()
+        self._scripted = ScriptedAnswers(config.answers)
+        self._terminal = terminal
+        self._backchannel = backchannel
+        self._allowlist: set[str] = set()
+
+    @property
+    def config(self) -> ApprovalConfig:
+        """The policy this manager applies."""
+        return self._config
+
+    @property
+    def audit(self) -> AuditLog:
+        """The log every decision is appended to."""
+        return self._audit
+
+    @property
+    def session_allowlist(self) -> frozenset[str]:
+        """A snapshot of the tools answered `always` in this session (in memory only)."""
+        return frozenset(self._allowlist)
+
+    def requirement(self, tool: str) -> Requirement:
+        """What a call to `tool` needs; the first matching rule of LIFECYCLE §5 wins.
+
+        The rules, in order: autonomy `full` → approved; `read_only` → not required;
+        `always_ask` has the tool or `*` → prompt; non-interactive `shell` with
+        `non_interactive_shell_requires_approval` off → not required; `auto_approve` has the
+        tool or `*` → approved; the session allowlist has the tool → approved; else prompt.
+
+        Args:
+            tool: the tool name, matched exactly.
+
+        Returns:
+            The requirement.
+        """
+        config = self._config
+        if config.autonomy is ApprovalAutonomy.FULL:
+            return Requirement.APPROVED
+        if config.autonomy is ApprovalAutonomy.READ_ONLY:
+            return Requirement.NOT_REQUIRED
+        if tool in config.always_ask or "*" in config.always_ask:
+            return Requirement.PROMPT
+        if (
+            config.mode is ApprovalMode.NON_INTERACTIVE
+            and tool == "shell"
+            and not config.non_interactive_shell_requires_approval
+        ):
+            return Requirement.NOT_REQUIRED
+        if tool in config.auto_approve or "*" in config.auto_approve:
+            return Requirement.APPROVED
+        if tool in self._allowlist:
+            return Requirement.APPROVED
+        return Requirement.PROMPT
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalOutcome:
+        """Get a decision for a prompt-required call, apply it and audit it.
+
+        Call it only when `requirement` returned `PROMPT`. An `always` answer adds the tool to
+        the session allowlist; a `replace` answer's text is sanitised with
+        `sanitize_replacement`. Every outcome, runtime denials included, is appended to the
+        audit log.
+
+        Args:
+            request: the call, with its arguments already redacted.
+
+        Returns:
+            The outcome for the approval gate.
+        """
+        answer = await self._scripted.ask(request)
+        if answer is None:
+            answer = await self._ask_mode_surface(request)
+        outcome = self._runtime_denial(request) if answer is None else self._apply(request, answer)
+        self._record(request, outcome)
+        return outcome
+
+    async def _ask_mode_surface(self, request: ApprovalRequest) -> SurfaceAnswer | None:
+        mode = self._config.mode
+        if mode is ApprovalMode.INTERACTIVE:
+            if self._terminal is not None and self._terminal.is_available():
+                return await self._terminal.ask(request)
+            return None
+        if mode is ApprovalMode.BACKCHANNEL and self._backchannel is not None:
+            return await self._backchannel.ask(request)
+        return None
+
+    def _apply(self, request: ApprovalRequest, answer: SurfaceAnswer) -> ApprovalOutcome:
+        decision = answer.decision
+        if decision is Decision.ALWAYS:
+            self._allowlist.add(request.tool)
+        if decision is Decision.REPLACE:
+            return ApprovalOutcome(
+                approved=False,
+                decision=decision,
+                surface=answer.surface,
+                decided_by=answer.decided_by,
+                replacement=sanitize_replacement(answer.replacement or ""),
+            )
+        approved = decision in (Decision.YES, Decision.ALWAYS)
+        return ApprovalOutcome(
+            approved=approved,
+            decision=decision,
+            surface=answer.surface,
+            decided_by=answer.decided_by,
+            slot_text=None if approved else DENIED_BY_USER,
+        )
+
+    @staticmethod
+    def _runtime_denial(request: ApprovalRequest) -> ApprovalOutcome:
+        return ApprovalOutcome(
+            approved=False,
+            decision=Decision.NO,
+            surface="runtime",
+            decided_by=RUNTIME_POLICY,
+            slot_text=runtime_denial_text(request.tool),
+            runtime_denied=True,
+        )
+
+    def _record(self, request: ApprovalRequest, outcome: ApprovalOutcome) -> None:
+        self._audit.append(
+            AuditEntry(
+                timestamp=rfc3339_utc(datetime.now(UTC)),
+                turn_id=request.turn_id,
+                tool_call_id=request.tool_call_id,
+                tool=request.tool,
+                arguments_summary=request.arguments_summary,
+                decision=str(outcome.decision),
+                surface=outcome.surface,
+                decided_by=outcome.decided_by,
+            )
+        )

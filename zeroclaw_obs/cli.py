@@ -1,0 +1,220 @@
+"""The `zeroclaw-obs` command: `run` a scenario, or the built-in `demo`.
+
+Exit codes are mapped here, in one place (DESIGN §4): 0 final answer (also a graceful
+max-iteration summary), 2 bad input (one line naming the file and the field), 3 turn aborted or
+failed, 130 cancelled. Output files are written only after the turn, each atomically (a temp
+file renamed into place), so invalid input never creates or changes one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .config import RuntimeConfig, load_config_file, load_error_line
+from .errors import BadInputError, ConfigError
+from .observability.events import TurnOutcomeKind
+from .observability.observer import MultiObserver, Observer
+from .observability.progress import ProgressObserver
+from .receipts import load_key_file
+from .replay import Replay, build_replay
+from .scenario import Scenario, load_scenario, parse_scenario
+from .turn.loop import TurnOutcome
+
+__all__ = ["EXIT_ABORTED", "EXIT_BAD_INPUT", "EXIT_CANCELLED", "EXIT_OK", "exit_code", "main"]
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_ABORTED = 3
+EXIT_CANCELLED = 130
+
+DEMO_SCENARIO = "demo.yaml"
+
+
+def exit_code(outcome: TurnOutcome) -> int:
+    """The process exit code of a turn's outcome."""
+    if outcome.ok:
+        return EXIT_OK
+    if outcome.kind is TurnOutcomeKind.CANCELLED:
+        return EXIT_CANCELLED
+    return EXIT_ABORTED
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"zeroclaw-obs: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="zeroclaw-obs", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run one turn from a scenario file")
+    run.add_argument("--scenario", type=Path, required=True, help="scenario file (JSON or YAML)")
+    run.add_argument("message", nargs="?", help="user message (overrides the scenario's)")
+    _add_common(run)
+    demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
+    _add_common(demo)
+    return parser
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="TOML runtime config (scenario wins)")
+    parser.add_argument("--events-out", type=Path, help="write TurnEvents as JSON lines")
+    parser.add_argument("--history-out", type=Path, help="write provider-visible history (JSON)")
+    parser.add_argument("--audit-out", type=Path, help="write approval audit entries (JSON lines)")
+    parser.add_argument(
+        "--receipt-key-file",
+        type=Path,
+        help="32-byte receipt key as 64 hex chars; enables receipts",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outputs:
+    events: Path | None
+    history: Path | None
+    audit: Path | None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `zeroclaw-obs` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        replay, outputs = _prepare(args)
+    except BadInputError as exc:
+        return _bad_input(str(exc))
+    try:
+        outcome = asyncio.run(_run(replay))
+    except BadInputError as exc:
+        return _bad_input(str(exc))
+    print(outcome.text.rstrip("\n"), flush=True)
+    _write_outputs(outputs, replay)
+    return exit_code(outcome)
+
+
+def _bad_input(message: str) -> int:
+    print(
+        f"zeroclaw-obs: error: {message.splitlines()[0] if message else 'bad input'}",
+        file=sys.stderr,
+    )
+    return EXIT_BAD_INPUT
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Replay, _Outputs]:
+    if args.command == "demo":
+        source = f"<built-in {DEMO_SCENARIO}>"
+        scenario = _load_builtin(DEMO_SCENARIO, source)
+        message = None
+    else:
+        source = str(args.scenario)
+        scenario = load_scenario(args.scenario)
+        message = args.message
+    if args.config is not None:
+        scenario = _merge_config(scenario, load_config_file(args.config), source)
+    key = None
+    if args.receipt_key_file is not None:
+        key = load_key_file(args.receipt_key_file)
+        if not scenario.config.receipts.enabled:
+            scenario = _merge_config(
+                scenario,
+                scenario.config.model_copy(update={"receipts": {"enabled": True}}),
+                source,
+                override=False,
+            )
+    outputs = _Outputs(events=args.events_out, history=args.history_out, audit=args.audit_out)
+    _check_writable(p for p in (outputs.events, outputs.history, outputs.audit) if p)
+    observers: list[Observer] = [] if args.quiet else [ProgressObserver()]
+    replay = build_replay(
+        scenario,
+        source=source,
+        user_message=message,
+        observer=MultiObserver(observers),
+        receipt_key=key,
+    )
+    return replay, outputs
+
+
+def _load_builtin(name: str, source: str) -> Scenario:
+    import yaml
+
+    text = resources.files("zeroclaw_obs").joinpath("scenarios", name).read_text("utf-8")
+    return parse_scenario(yaml.safe_load(text), source)
+
+
+def _merge_config(
+    scenario: Scenario, base: RuntimeConfig, source: str, *, override: bool = True
+) -> Scenario:
+    """Config file values under the scenario's explicit ones (or replace, `override=False`)."""
+    if override:
+        merged: dict[str, Any] = base.model_dump(mode="json")
+        merged.update(scenario.config.model_dump(mode="json", exclude_unset=True))
+    else:
+        merged = base.model_dump(mode="json")
+    try:
+        config = RuntimeConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(load_error_line(source, exc)) from exc
+    return scenario.model_copy(update={"config": config})
+
+
+def _check_writable(paths: Iterable[Path]) -> None:
+    for path in paths:
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise BadInputError(f"{path}: directory {parent} does not exist")
+        if path.is_dir():
+            raise BadInputError(f"{path}: is a directory")
+
+
+async def _run(replay: Replay) -> TurnOutcome:
+    loop = asyncio.get_running_loop()
+    # Not the main thread or no signal support: Ctrl-C then stops the process instead.
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, replay.state.cancellation.cancel)
+    try:
+        return await replay.run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        await replay.execution.provider.aclose()
+
+
+def _write_outputs(outputs: _Outputs, replay: Replay) -> None:
+    if outputs.events is not None:
+        lines = (json.dumps(e.to_json_dict(), ensure_ascii=False) for e in replay.events.events)
+        _atomic_write(outputs.events, "".join(line + "\n" for line in lines))
+    if outputs.history is not None:
+        history = json.dumps(replay.state.messages, ensure_ascii=False, indent=2)
+        _atomic_write(outputs.history, history + "\n")
+    if outputs.audit is not None:
+        replay.audit.write_jsonl(outputs.audit)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,365 @@
+"""The redactor's default rules: the patterns, their order, and which key names are sensitive.
+
+This module owns every regular expression the redactor runs by default and the list of key
+names whose values are masked whole. `_redactor.py` only runs what is built here.
+
+Rule order is behaviour. Rules run one after another over the text, each on the output of the
+one before, in this order:
+
+1. token formats, most specific first: `private_key_block`, `jwt`, `anthropic_key` (before
+   `openai_key`, since `sk-ant-` also starts with `sk-`), `openai_key`, `stripe_key`,
+   `github_token`, `slack_token`, `aws_access_key_id`, `google_api_key`;
+2. the operator's extra rules (`Redactor.from_config(extra_rules=...)`);
+3. context rules, which recognise a secret by what surrounds it: `url_credentials`, `bearer`,
+   `key_value` (header values, command-line flags, then assignments), and last `email` (PII).
+
+Running token formats first means `token=ghp_…` is reported as `github_token`, and a context
+rule never cuts a token in two so that the token rule misses the rest of it.
+
+Risky parts:
+- These patterns run on every outward payload, with Python's backtracking `re`. Each is written
+  to stay linear: no nested unbounded quantifiers, bounded repeats, boundaries by lookaround,
+  possessive/atomic groups where the engine must not give text back. Keep it that way.
+- A rule must never match its own or another rule's marker `[REDACTED:<rule_id>]`, or redaction
+  stops being idempotent. Value patterns refuse to start at `[REDACTED:`.
+- Look-alikes must survive: receipts (`zc-receipt-…`), UUIDs, git SHAs, hex digests, and prose
+  such as "password reset page". Token rules demand a non-token character before the prefix for
+  that reason, so a prefix inside a longer base64url run never matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "DEFAULT_RULE_IDS",
+    "DEFAULT_SENSITIVE_KEYS",
+    "SENSITIVE_KEY_RULE_ID",
+    "Rule",
+    "context_rules",
+    "is_sensitive_key",
+    "marker",
+    "normalise_key",
+    "token_rules",
+]
+
+SENSITIVE_KEY_RULE_ID = "sensitive_key"
+"""The rule id reported when a value is masked because of the key it sits under."""
+
+DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
+    {
+        "access_token",
+        "api_key",
+        "apikey",
+        "auth_token",
+        "authorization",
+        "client_secret",
+        "cookie",
+        "credential",
+        "credentials",
+        "id_token",
+        "passphrase",
+        "passwd",
+        "password",
+        "private_key",
+        "proxy_authorization",
+        "pwd",
+        "refresh_token",
+        "secret",
+        "secret_access_key",
+        "secret_key",
+        "session",
+        "session_token",
+        "set_cookie",
+        "token",
+        "x_api_key",
+    }
+)
+"""Normalised key names (see `normalise_key`) whose values are masked whole."""
+
+# Keys whose text value runs to the end of the line: an HTTP header value has spaces in it.
+_HEADER_KEYS = frozenset({"authorization", "cookie"})
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_KEY_SEPARATORS = str.maketrans({"-": "_", " ": "_", ".": "_"})
+_MAX_VALUE = 1024
+_MAX_TOKEN = 4096
+_BOUNDARY = r"(?<![A-Za-z0-9_-])"
+_END = r"(?![A-Za-z0-9_-])"
+_MARKER_GUARD = r"(?!\[REDACTED:)"
+
+
+def marker(rule_id: str) -> str:
+    """The replacement text for `rule_id`: `[REDACTED:<rule_id>]`."""
+    return f"[REDACTED:{rule_id}]"
+
+
+def normalise_key(key: str) -> str:
+    """Spell a key the way `DEFAULT_SENSITIVE_KEYS` does: snake_case, lower case.
+
+    `apiKey`, `API-Key`, `x-api-key` and `X_API_KEY` become `api_key`, `api_key`, `x_api_key`
+    and `x_api_key`.
+    """
+    return _CAMEL_BOUNDARY.sub("_", key).lower().translate(_KEY_SEPARATORS)
+
+
+def is_sensitive_key(key: str, names: frozenset[str]) -> bool:
+    """Whether a value under `key` must be masked whole.
+
+    The normalised key must equal a sensitive name, or end with `_` and a sensitive name
+    (`db_password`, `github_token`). Whole words only, never a substring: `secret_name`,
+    `token_count`, `max_tokens` and `input_tokens` are not sensitive.
+    """
+    parts = normalise_key(key).split("_")
+    return any("_".join(parts[i:]) in names for i in range(len(parts)))
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One text rule: a compiled pattern and the cheap checks that decide whether to run it.
+
+    The pattern's group `secret` (or the whole match when it has none) is what the marker
+    replaces; a group `pre`, when present, is everything the match keeps before it.
+    """
+
+    rule_id: str
+    pattern: re.Pattern[str]
+    triggers: tuple[str, ...] = ()
+    """Run only if one of these occurs in the text (case-sensitive); empty means no check."""
+    lower_triggers: tuple[str, ...] = ()
+    """Run only if one of these occurs in the lower-cased text; empty means no check."""
+    group: int | str = field(init=False)
+    template: str = field(init=False)
+    """What `re.sub` writes when no allowlist is configured (`\\g<pre>` plus the marker)."""
+
+    def __post_init__(self) -> None:
+        names = self.pattern.groupindex
+        group: int | str = "secret" if "secret" in names else 0
+        if group and "pre" in names:
+            template = r"\g<pre>" + marker(self.rule_id)
+        elif group:
+            template = ""  # the redactor builds the text around the group itself
+        else:
+            template = marker(self.rule_id)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "template", template)
+
+
+def _token(rule_id: str, pattern: str, *triggers: str) -> Rule:
+    return Rule(rule_id, re.compile(pattern), triggers=triggers)
+
+
+def token_rules() -> list[Rule]:
+    """The token-format rules, in the order they run (most specific first)."""
+    t = _MAX_TOKEN
+    return [
+        # A truncated key (no END line) is masked to the end of the text: the body is secret.
+        _token(
+            "private_key_block",
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            "PRIVATE KEY",
+        ),
+        _token(
+            "jwt",
+            rf"{_BOUNDARY}eyJ[A-Za-z0-9_-]{{8,{t}}}\.[A-Za-z0-9_-]{{8,{t}}}\.[A-Za-z0-9_-]{{0,{t}}}",
+            "eyJ",
+        ),
+        _token("anthropic_key", rf"{_BOUNDARY}sk-ant-[A-Za-z0-9_-]{{20,300}}", "sk-ant-"),
+        # Real keys are random: demanding a digit keeps `sk-learn-style-names` untouched.
+        _token(
+            "openai_key",
+            rf"{_BOUNDARY}sk-(?=[A-Za-z_-]{{0,300}}+[0-9])[A-Za-z0-9_-]{{20,300}}",
+            "sk-",
+        ),
+        _token(
+            "stripe_key",
+            rf"{_BOUNDARY}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{10,247}}{_END}",
+            "_live_",
+            "_test_",
+        ),
+        _token(
+            "github_token",
+            rf"{_BOUNDARY}(?:gh[pousr]_[A-Za-z0-9]{{36,255}}|github_pat_[A-Za-z0-9_]{{22,255}}){_END}",
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+        ),
+        _token(
+            "slack_token",
+            rf"{_BOUNDARY}xox[abposre]-[0-9]{{1,20}}-[A-Za-z0-9-]{{8,250}}",
+            "xox",
+        ),
+        _token(
+            "aws_access_key_id",
+            rf"{_BOUNDARY}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}",
+            "AKIA",
+            "ASIA",
+            "ABIA",
+            "ACCA",
+        ),
+        _token("google_api_key", rf"{_BOUNDARY}AIza[A-Za-z0-9_-]{{35}}{_END}", "AIza"),
+    ]
+
+
+def _distinct_names(names: frozenset[str]) -> list[str]:
+    """`names` without those that end with another name on a `_` boundary.
+
+    Text keys match with any prefix (`db_password=`), so `client_secret` is already found
+    through `secret`, and a shorter alternation is a faster scan.
+    """
+    return sorted(
+        name
+        for name in names
+        if not any(name != other and name.endswith("_" + other) for other in names)
+    )
+
+
+def _keyword_alternation(names: frozenset[str]) -> str:
+    """A case-insensitive alternation of key names; `_` in a name also matches `-` or nothing."""
+    spelled = ["[_-]?".join(re.escape(part) for part in name.split("_")) for name in names]
+    return "|".join(sorted(spelled, key=len, reverse=True))
+
+
+def _lower_triggers(names: frozenset[str]) -> tuple[str, ...]:
+    """Lower-case words such that every spelling of every name in `names` contains one."""
+    words = {max(name.split("_"), key=len) for name in _distinct_names(names)}
+    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
+def _value(unquoted: str, *, scheme: bool) -> tuple[str, str]:
+    """The opening of a value (kept) and the value itself (`secret`), quoted or not.
+
+    Returns a pair `(opening, secret)`: the opening is an optional quote (`"`, `'` or `\\"` of
+    escaped JSON) and, for header values, an auth scheme word that is kept; the secret is the
+    value up to its closing quote, or the `unquoted` pattern when there is no quote.
+    """
+    opening = r"""(?:(?P<q1>\\")|(?P<q2>")|(?P<q3>'))?"""
+    if scheme:
+        # Possessive: once a scheme word is read it is kept, so `Bearer [REDACTED:bearer]` is
+        # refused by the guard instead of being re-read as a value that starts with "Bearer".
+        opening += r"(?:(?:bearer|basic|token|digest|bot|negotiate)[ \t]++)?+"
+    n = _MAX_VALUE
+    secret = (
+        rf"(?P<secret>(?(q1)[^\"\\\r\n]{{1,{n}}}"
+        rf"|(?(q2)(?:[^\"\\\r\n]|\\.){{1,{n}}}"
+        rf"|(?(q3)[^'\r\n]{{1,{n}}}|{unquoted}))))"
+    )
+    return opening, secret
+
+
+def context_rules(sensitive: frozenset[str], *, pii: bool) -> list[Rule]:
+    """The context rules, in the order they run.
+
+    Args:
+        sensitive: normalised sensitive key names; `key_value` looks for these.
+        pii: include the `email` rule.
+
+    Returns:
+        `url_credentials`, `bearer`, three `key_value` rules, then `email` if `pii`.
+    """
+    n = _MAX_VALUE
+    header_names = frozenset(n for n in sensitive if is_sensitive_key(n, _HEADER_KEYS))
+    other_names = sensitive - header_names
+    # A plain value stops at whitespace, quotes, separators of query strings and cookies, and
+    # brackets; it never starts with `=`/`>` (`password == x`) and JSON literals are not secrets.
+    plain = (
+        r"(?![=>])(?!(?:null|true|false|none)(?![\w-]))"
+        rf"[^\s\"'`,;&(){{}}\[\]<>\\]{{1,{n}}}"
+    )
+    to_eol = rf"[^\r\n\"'\\]{{1,{n}}}"
+    closing_quote = r"""(?:\\?["'])?"""
+    separator = r"[ \t]*+(?:=>|[:=])[ \t]*+"
+
+    rules = [
+        Rule(
+            "url_credentials",
+            re.compile(
+                r"(?<=[A-Za-z0-9])(?P<pre>://)"
+                r"(?P<secret>[^\s/?#@:\"'<>\[\]]{0,256}:[^\s/?#\"'<>]{1,256})(?=@)"
+            ),
+            triggers=("://",),
+        ),
+        # The scheme word is kept. A lone word after it ("Bearer token", "Basic usage.") is
+        # prose, not a token.
+        Rule(
+            "bearer",
+            re.compile(
+                rf"{_BOUNDARY}(?P<pre>(?:[Bb]earer|BEARER|[Bb]asic|BASIC)[ \t]++)"
+                r"(?![A-Za-z]?[a-z]{0,64}+[.,]?(?![A-Za-z0-9._~+/=-]))"
+                rf"(?P<secret>[A-Za-z0-9._~+/=-]{{8,{_MAX_TOKEN}}}+)"
+            ),
+            lower_triggers=("bearer", "basic"),
+        ),
+    ]
+    if header_names:
+        header_keywords = _keyword_alternation(frozenset(_distinct_names(header_names)))
+        opening, secret = _value(to_eol, scheme=True)
+        rules.append(
+            Rule(
+                "key_value",
+                re.compile(
+                    rf"(?i)(?P<pre>(?:{header_keywords}){closing_quote}"
+                    rf"{separator}{opening}){_MARKER_GUARD}{secret}"
+                ),
+                lower_triggers=_lower_triggers(header_names),
+            )
+        )
+    if other_names:
+        keywords = _keyword_alternation(frozenset(_distinct_names(other_names)))
+        opening, secret = _value(r"(?!-)" + plain, scheme=False)
+        rules.append(
+            Rule(
+                "key_value",
+                re.compile(
+                    rf"(?i)(?P<pre>--[A-Za-z0-9_-]{{0,40}}?(?:{keywords})[ \t]++{opening})"
+                    rf"{_MARKER_GUARD}{secret}"
+                ),
+                triggers=("--",),
+                lower_triggers=_lower_triggers(other_names),
+            )
+        )
+        opening, secret = _value(plain, scheme=False)
+        rules.append(
+            Rule(
+                "key_value",
+                re.compile(
+                    rf"(?i)(?P<pre>(?:{keywords}){closing_quote}{separator}{opening})"
+                    rf"{_MARKER_GUARD}{secret}"
+                ),
+                lower_triggers=_lower_triggers(other_names),
+            )
+        )
+    if pii:
+        # Starting only where a run of local-part characters starts keeps the scan linear.
+        rules.append(
+            _token(
+                "email",
+                r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}+@"
+                r"(?:[A-Za-z0-9-]{1,63}\.){1,8}+[A-Za-z]{2,24}(?![A-Za-z0-9-])",
+                "@",
+            )
+        )
+    return rules
+
+
+DEFAULT_RULE_IDS: tuple[str, ...] = (
+    "private_key_block",
+    "jwt",
+    "anthropic_key",
+    "openai_key",
+    "stripe_key",
+    "github_token",
+    "slack_token",
+    "aws_access_key_id",
+    "google_api_key",
+    "url_credentials",
+    "bearer",
+    "key_value",
+    "email",
+)
+"""Every default text rule id, in the order the rules run (`email` only with `pii`)."""

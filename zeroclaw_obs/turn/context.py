@@ -1,0 +1,169 @@
+"""Resolved context: what is stable per agent vs what belongs to one message.
+
+`ResolvedAgentExecution` is built once per agent and shared by its turns; `TurnState` is built
+for each user message and dies with the turn. There is no global mutable state: everything a
+step needs reaches it through one of these two objects.
+
+Risky part: cancellation. `TurnCancellation` is a scope bound to the task running the turn;
+`cancel()` cancels that task, and the steps that own an await (provider call, approval,
+dispatch) catch the `CancelledError`, record what must be recorded, and end the turn as
+cancelled. A `CancelledError` that did not come from this token is never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config import RuntimeConfig
+from ..observability.events import Correlation
+from ..observability.observer import NoopObserver, Observer
+from .events import EventSink, TurnEventLog
+from .hooks import Hooks
+
+if TYPE_CHECKING:
+    from ..approval import ApprovalManager
+    from ..providers.base import Provider
+    from ..receipts import ReceiptGenerator
+    from ..redaction import Redactor
+    from ..tools.deferred import ActivatedToolSet
+    from ..tools.mcp import McpServer
+    from ..tools.registry import ToolRegistry
+    from .loop_detection import LoopDetector
+
+__all__ = ["ResolvedAgentExecution", "TurnCancellation", "TurnState", "new_turn_id"]
+
+
+def new_turn_id() -> str:
+    """A fresh turn id (UUID4 hex); it correlates every span, log, event and audit entry."""
+    return uuid.uuid4().hex
+
+
+@dataclass(kw_only=True)
+class ResolvedAgentExecution:
+    """Everything stable for one agent, built once and shared by its turns."""
+
+    alias: str
+    """Agent alias: `gen_ai.agent.name`, the `invoke_agent {agent}` span name, log field."""
+
+    provider: Provider
+    """The provider binding; `turn/loop.py` calls `complete` once per iteration."""
+
+    registry: ToolRegistry
+    """The scoped registry of static tools; `turn/specs.py` builds each turn's view from it."""
+
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    """MCP servers whose wrappers are offered directly or deferred behind `tool_search`."""
+
+    activated: ActivatedToolSet
+    """Deferred tools activated by `tool_search`; read by `turn/specs.py`, written by the tool."""
+
+    approval: ApprovalManager
+    """Decides prompt-required calls (`turn/approval_gate.py`); owns the session allowlist."""
+
+    config: RuntimeConfig = field(default_factory=RuntimeConfig)
+    """Runtime knobs read by every step."""
+
+    redactor: Redactor
+    """The one redactor of every outward surface (events, history, progress, audit, telemetry)."""
+
+    observer: Observer = field(default_factory=NoopObserver)
+    """Receives typed observer events; exporters sit behind it."""
+
+    receipts: ReceiptGenerator | None = None
+    """Signs successful executions when `config.receipts.enabled`; read by `turn/results.py`."""
+
+    hooks: Hooks = field(default_factory=Hooks)
+    """`before_tool_call` / `after_tool_call` hooks; read by `turn/prep.py` and dispatch."""
+
+    system_prompt: str | None = None
+    """Optional operator system prompt; the loop appends the tool sections to it."""
+
+
+class TurnCancellation:
+    """A cancel scope for one turn, bound to the task that runs it.
+
+    `cancel()` may be called from any coroutine or from `loop.call_soon_threadsafe`. It marks
+    the scope and cancels the bound task; the step that was awaiting converts the resulting
+    `CancelledError` into `interrupted` slots (parallel siblings that already finished keep
+    their results) and the loop ends the turn as cancelled.
+    """
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[Any] | None = None
+        self.requested = False
+        """True once `cancel()` was called; sequential dispatch checks it before each call."""
+
+    def bind(self, task: asyncio.Task[Any] | None) -> None:
+        """Bind the scope to the task running the turn (done by `run_tool_call_loop`)."""
+        self._task = task
+        if self.requested and task is not None:
+            task.cancel()
+
+    def cancel(self) -> None:
+        """Request cancellation of the turn."""
+        if self.requested:
+            return
+        self.requested = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def owns(self, exc: BaseException) -> bool:
+        """True when `exc` is the CancelledError this scope caused."""
+        return self.requested and isinstance(exc, asyncio.CancelledError)
+
+    def absorb(self) -> None:
+        """Consume our cancellation so shielded cleanup and the turn's end can await again."""
+        task = asyncio.current_task()
+        if task is not None:
+            while task.cancelling():
+                task.uncancel()
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """Bind to the current task for the duration of the block."""
+        self.bind(asyncio.current_task())
+        try:
+            yield
+        finally:
+            self._task = None
+
+
+@dataclass(kw_only=True)
+class TurnState:
+    """Everything that belongs to one user message, built per turn."""
+
+    user_message: str
+    """The user's message; `tool_filter_groups` keywords match against it (lowercased)."""
+
+    turn_id: str = field(default_factory=new_turn_id)
+    """Correlates spans, logs, events, audit entries and the turn's receipts."""
+
+    channel: str = "cli"
+    """The channel the message came in on; delivery defaults and spans read it."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The provider-visible history (OpenAI-style), system message first when there is one.
+    Appended to in place; never copied on the per-call path."""
+
+    cancellation: TurnCancellation = field(default_factory=TurnCancellation)
+    """The turn's cancel scope."""
+
+    events: EventSink = field(default_factory=TurnEventLog)
+    """Receives TurnEvents (`tool_call`, `tool_result`, `chunk`, `usage`)."""
+
+    iteration: int = 0
+    """1-based number of the current provider call."""
+
+    prompted_calls: set[str] = field(default_factory=set)
+    """Canonical keys of prompt-required `shell` calls already asked in an earlier iteration."""
+
+    loop_detector: LoopDetector | None = None
+    """Built by the loop at turn start; records successful calls."""
+
+    correlation: Correlation | None = None
+    """Built by the loop at turn start from the turn id, channel and agent alias."""

@@ -1,0 +1,218 @@
+"""Execution: the parallel rule, sequential and parallel dispatch, cancellation, timeouts.
+
+Parallel only when `parallel_tools` is on, the response has more than one call, at least two
+calls survive preparation, none of them needed approval and none is `tool_search`; otherwise
+sequential, in the model's order. Every call keeps exactly one slot in the model's order.
+
+Cancellation is a scope (`TurnCancellation`): the turn's task is cancelled, and the
+`CancelledError` surfaces at whatever this module awaits. Sequential dispatch then stops and
+marks the running and remaining calls `interrupted`; parallel dispatch lets finished siblings
+keep their real results and interrupts only the unfinished ones. Recording an interrupted slot
+is synchronous, so it cannot itself be cancelled half-way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from ..observability.events import LoopDetection, ToolOutcome
+from ..tools.base import ToolResult
+from .context import ResolvedAgentExecution, TurnState
+from .hooks import HookCall
+from .loop_detection import LoopSeverity
+from .prep import PreparedCall
+from .results import INTERRUPTED_TEXT, Slot, SlotRecorder, canonical_key, executed_text, raised_text
+
+__all__ = ["Dispatcher", "should_run_parallel"]
+
+
+def should_run_parallel(
+    parallel_tools: bool, total_calls: int, prepared: Sequence[PreparedCall]
+) -> bool:
+    """The exact parallel rule of LIFECYCLE §6."""
+    if not parallel_tools or total_calls <= 1:
+        return False
+    runnable = [p for p in prepared if p.runnable]
+    if len(runnable) < 2:
+        return False
+    if any(p.needs_approval for p in prepared):
+        return False
+    return not any(p.slot.name == "tool_search" for p in runnable)
+
+
+class Dispatcher:
+    """Runs the prepared calls of one response and closes every slot."""
+
+    def __init__(
+        self, execution: ResolvedAgentExecution, state: TurnState, recorder: SlotRecorder
+    ) -> None:
+        self._execution = execution
+        self._state = state
+        self._recorder = recorder
+        self._timeout = execution.config.tool_timeout_s
+        self.abort_message: str | None = None
+        """Set when loop detection decided to abort; the loop ends the turn after recording."""
+
+    async def dispatch(self, prepared: list[PreparedCall]) -> list[Slot]:
+        """Run the calls; return the slots in the model's order.
+
+        Sets `state.cancellation.requested` handling: when the turn is cancelled the
+        unfinished slots become `interrupted` and this returns normally; the loop then ends the
+        turn as cancelled.
+
+        Raises:
+            asyncio.CancelledError: a cancellation that this turn's scope did not request.
+        """
+        config = self._execution.config
+        if should_run_parallel(config.parallel_tools, len(prepared), prepared):
+            await self._parallel(prepared)
+        else:
+            await self._sequential(prepared)
+        return [p.slot for p in prepared]
+
+    async def _sequential(self, prepared: list[PreparedCall]) -> None:
+        cancellation = self._state.cancellation
+        for position, item in enumerate(prepared):
+            if cancellation.requested:
+                self._interrupt_rest(prepared[position:])
+                return
+            if not item.runnable:
+                self._recorder.record_unrun(item.slot)
+                continue
+            try:
+                await self._run(item)
+            except asyncio.CancelledError as exc:
+                if not cancellation.owns(exc):
+                    raise
+                cancellation.absorb()
+                self._interrupt_rest(prepared[position:])
+                return
+
+    async def _parallel(self, prepared: list[PreparedCall]) -> None:
+        for item in prepared:
+            if not item.runnable:
+                self._recorder.record_unrun(item.slot)
+        runnable = [p for p in prepared if p.runnable]
+        cap = self._execution.config.max_parallel_tools
+        limiter = asyncio.Semaphore(cap) if cap else None
+        cancellation = self._state.cancellation
+        try:
+            async with asyncio.TaskGroup() as group:
+                for item in runnable:
+                    group.create_task(self._run_limited(item, limiter))
+        except asyncio.CancelledError as exc:
+            if not cancellation.owns(exc):
+                raise
+            cancellation.absorb()
+            self._interrupt_rest(runnable)
+
+    async def _run_limited(self, item: PreparedCall, limiter: asyncio.Semaphore | None) -> None:
+        if limiter is None:
+            await self._run(item)
+            return
+        async with limiter:
+            await self._run(item)
+
+    def _interrupt_rest(self, items: Sequence[PreparedCall]) -> None:
+        for item in items:
+            slot = item.slot
+            if slot.closed:
+                continue  # finished siblings keep their real result
+            if slot.start_ns == 0 and slot.decided:
+                self._recorder.record_unrun(slot)  # decided in preparation: keep its outcome
+                continue
+            slot.fill(ToolOutcome.INTERRUPTED, INTERRUPTED_TEXT)
+            slot.executed = False
+            if slot.start_ns:
+                self._recorder.close(slot)
+            else:
+                self._recorder.record_unrun(slot)
+
+    async def _run(self, item: PreparedCall) -> None:
+        slot, tool = item.slot, item.tool
+        assert tool is not None
+        self._recorder.open(slot)
+        slot.executed = True
+        try:
+            async with asyncio.timeout(self._timeout):
+                result = await tool.execute(slot.arguments)
+        except TimeoutError:
+            slot.fill(
+                ToolOutcome.ERROR,
+                f"Error: tool timed out after {self._timeout:g}s",
+                error_type="timeout",
+            )
+        except Exception as exc:
+            slot.fill(ToolOutcome.ERROR, raised_text(slot.name, exc), error_type=type(exc).__name__)
+        else:
+            self._record_result(slot, result)
+        if slot.outcome is ToolOutcome.SUCCESS:
+            self._detect_loop(slot)
+        self._recorder.close(slot)
+        if self._execution.hooks.has_after:
+            await self._after_hooks(slot)
+
+    def _record_result(self, slot: Slot, result: object) -> None:
+        if not isinstance(result, ToolResult):
+            slot.fill(
+                ToolOutcome.ERROR,
+                raised_text(
+                    slot.name, TypeError(f"returned {type(result).__name__}, not ToolResult")
+                ),
+                error_type="invalid_result",
+            )
+            return
+        if not isinstance(result.output, str) or not (
+            result.error is None or isinstance(result.error, str)
+        ):
+            result = ToolResult(
+                result.success,
+                str(result.output),
+                None if result.error is None else str(result.error),
+            )
+        text, success = executed_text(result)
+        slot.fill(
+            ToolOutcome.SUCCESS if success else ToolOutcome.ERROR,
+            text,
+            success=success,
+            error_type=None if success else "tool_error",
+        )
+
+    def _detect_loop(self, slot: Slot) -> None:
+        detector = self._state.loop_detector
+        if detector is None:
+            return
+        signal = detector.record(slot.name, canonical_key(slot.name, slot.arguments), slot.text)
+        if signal is None:
+            return
+        assert self._state.correlation is not None
+        self._execution.observer.on_event(
+            LoopDetection(
+                correlation=self._state.correlation,
+                iteration=self._state.iteration,
+                tool_call_id=slot.call_id,
+                tool=slot.name,
+                kind=signal.kind.value,
+                severity=signal.severity.value,
+                message=signal.detail,
+                time_ns=time.time_ns(),
+            )
+        )
+        if signal.severity is LoopSeverity.ABORT:
+            self.abort_message = self.abort_message or signal.abort_message
+        else:
+            slot.notes.append(signal.note)
+
+    async def _after_hooks(self, slot: Slot) -> None:
+        call = HookCall(
+            name=slot.name,
+            arguments=dict(slot.arguments),
+            call_id=slot.call_id,
+            turn_id=self._state.turn_id,
+        )
+        result = ToolResult(
+            slot.success, slot.text if slot.success else "", None if slot.success else slot.text
+        )
+        await self._execution.hooks.run_after(call, result)

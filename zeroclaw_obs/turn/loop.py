@@ -1,0 +1,337 @@
+"""Loop control: `run_tool_call_loop` iterates until the turn reaches an end state.
+
+Each iteration reads top-down as calls into the step modules:
+provider request (`specs`) → parse → prepare (`prep`) → dispatch → record (`history`).
+End states: final text, cancelled, aborted (shell repeat guard, loop detector, parse
+failures), max iterations (graceful summary or error at cap), provider error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import MaxIterationBehavior
+from ..errors import ProviderError, TurnAborted
+from ..observability.events import (
+    AgentEnd,
+    AgentStart,
+    Correlation,
+    LlmRequest,
+    LlmResponse,
+    TurnOutcomeKind,
+)
+from ..providers.base import ProviderRequest, ProviderResponse
+from ..providers.text_protocol import (
+    MAX_PARSE_RETRIES,
+    PARSE_ERROR_FEEDBACK,
+    PARSE_FAILURE_FINAL,
+    build_tool_instructions,
+)
+from .context import ResolvedAgentExecution, TurnState
+from .dispatch import Dispatcher
+from .events import TurnEvent
+from .history import append_final, append_round, append_user
+from .loop_detection import LoopDetector
+from .parse import ParseResult, parse_response
+from .prep import PreparedCall, prepare_calls
+from .results import Slot, SlotRecorder
+from .specs import EffectiveTools
+
+__all__ = ["TurnOutcome", "cap_error_text", "cap_summary_suffix", "run_tool_call_loop"]
+
+SUMMARY_REQUEST = (
+    "You have reached the maximum number of tool iterations for this turn. Do not call any "
+    "more tools. Summarize what you found and what is still missing."
+)
+
+
+def cap_summary_suffix(cap: int) -> str:
+    """The suffix a graceful summary gets at the iteration cap."""
+    return f"\n\n*Turn stopped: reached maximum tool iterations ({cap}).*"
+
+
+def cap_error_text(cap: int) -> str:
+    """The error of `error_at_cap`."""
+    return f"Agent exceeded maximum tool iterations ({cap})"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnOutcome:
+    """How a turn ended and what the user reads."""
+
+    kind: TurnOutcomeKind
+    text: str
+    iterations: int
+    turn_id: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a final answer or a graceful max-iteration summary."""
+        return self.kind is TurnOutcomeKind.FINAL or (
+            self.kind is TurnOutcomeKind.MAX_ITERATIONS and self.error is None
+        )
+
+
+async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+    """Run one turn to an end state. Never raises for an expected end.
+
+    Raises:
+        ScenarioExhaustedError: a scripted provider ran out of responses (bad input).
+        asyncio.CancelledError: a cancellation this turn's scope did not request.
+    """
+    state.correlation = Correlation(
+        turn_id=state.turn_id, channel=state.channel, agent_alias=execution.alias
+    )
+    state.loop_detector = LoopDetector(execution.config.loop_ignore_tools)
+    start, start_ns = time.perf_counter(), time.time_ns()
+    emit = execution.observer.on_event
+    receipts = execution.receipts if execution.config.receipts.enabled else None
+    emit(
+        AgentStart(
+            correlation=state.correlation,
+            provider=execution.provider.name,
+            model=_model(execution),
+            time_ns=start_ns,
+            receipt_key_id=receipts.key_id if receipts else None,
+        )
+    )
+    with state.cancellation.scope():
+        outcome = await _run_guarded(execution, state)
+        if outcome.kind is TurnOutcomeKind.CANCELLED:
+            await _drain_cancellation(state)
+    emit(
+        AgentEnd(
+            correlation=state.correlation,
+            outcome=outcome.kind,
+            iterations=outcome.iterations,
+            time_ns=time.time_ns(),
+            duration_s=time.perf_counter() - start,
+            error=execution.redactor.redact_text(outcome.error) if outcome.error else None,
+        )
+    )
+    return outcome
+
+
+async def _run_guarded(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+    try:
+        return await _iterate(execution, state)
+    except TurnAborted as abort:
+        return _end(state, TurnOutcomeKind.ABORTED, abort.message, error=abort.message)
+    except ProviderError as exc:
+        message = f"Provider error: {exc}"
+        return _end(state, TurnOutcomeKind.ERROR, message, error=message)
+    except asyncio.CancelledError as exc:
+        if not state.cancellation.owns(exc):
+            raise
+        state.cancellation.absorb()
+        return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
+
+
+async def _drain_cancellation(state: TurnState) -> None:
+    """Take delivery of our own cancel if it is still pending, so it cannot hit the caller."""
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError as exc:
+        if not state.cancellation.owns(exc):
+            raise
+        state.cancellation.absorb()
+
+
+def _end(
+    state: TurnState, kind: TurnOutcomeKind, text: str, *, error: str | None = None
+) -> TurnOutcome:
+    if kind is not TurnOutcomeKind.CANCELLED:
+        state.events(TurnEvent(type="chunk", data={"text": text}))
+    return TurnOutcome(
+        kind=kind, text=text, iterations=state.iteration, turn_id=state.turn_id, error=error
+    )
+
+
+async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+    config = execution.config
+    tools = EffectiveTools.build(
+        registry=execution.registry,
+        mcp_servers=execution.mcp_servers,
+        config=config,
+        user_message=state.user_message,
+        activated=execution.activated,
+    )
+    native = execution.provider.native_tools
+    system = _SystemPrompt(execution, native=native, strict=config.strict_tool_parsing)
+    system.install(state.messages, tools)
+    append_user(state.messages, state.user_message)
+    recorder = SlotRecorder(execution, state)
+    parse_retries = 0
+    while state.iteration < config.max_tool_iterations:
+        if state.cancellation.requested:
+            return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
+        state.iteration += 1
+        system.install(state.messages, tools)
+        specs = tools.specs() if native else []
+        response = await _request(execution, state, specs, tool_count=len(tools.names()))
+        parsed = parse_response(
+            response, tool_names=tools.names(), strict=config.strict_tool_parsing
+        )
+        if parsed.parse_failed:
+            parse_retries += 1
+            if parse_retries > MAX_PARSE_RETRIES:
+                return _end(
+                    state, TurnOutcomeKind.ERROR, PARSE_FAILURE_FINAL, error="tool call parse error"
+                )
+            append_final(state.messages, response.text)
+            append_user(state.messages, PARSE_ERROR_FEEDBACK)
+            continue
+        if not parsed.calls:
+            append_final(state.messages, parsed.text)
+            return _end(state, TurnOutcomeKind.FINAL, parsed.text)
+        await _tool_round(execution, state, tools, parsed, recorder)
+    return await _at_cap(execution, state)
+
+
+async def _tool_round(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    tools: EffectiveTools,
+    parsed: ParseResult,
+    recorder: SlotRecorder,
+) -> None:
+    dispatcher = Dispatcher(execution, state, recorder)
+    try:
+        prepared = await prepare_calls(execution, state, tools, parsed.calls)
+    except asyncio.CancelledError as exc:
+        if not state.cancellation.owns(exc):
+            raise
+        state.cancellation.absorb()
+        prepared = None
+    if prepared is None:
+        # Cancelled while preparing (e.g. waiting for an approval): every call still gets a
+        # slot and a closed card; the turn then ends as cancelled.
+        prepared = [
+            PreparedCall(slot=Slot(index=i, call_id=c.call_id, name=c.name, arguments=c.arguments))
+            for i, c in enumerate(parsed.calls)
+        ]
+    slots = await dispatcher.dispatch(prepared)
+    redactor = execution.redactor if execution.config.redact_history else None
+    append_round(state.messages, parsed, slots, redactor=redactor)
+    if dispatcher.abort_message:
+        raise TurnAborted(dispatcher.abort_message)
+    if state.cancellation.requested:
+        raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
+
+
+async def _request(
+    execution: ResolvedAgentExecution, state: TurnState, specs: list, *, tool_count: int
+) -> ProviderResponse:
+    provider = execution.provider
+    model = _model(execution)
+    assert state.correlation is not None
+    emit = execution.observer.on_event
+    emit(
+        LlmRequest(
+            correlation=state.correlation,
+            iteration=state.iteration,
+            provider=provider.name,
+            model=model,
+            message_count=len(state.messages),
+            tool_count=tool_count,
+            time_ns=time.time_ns(),
+        )
+    )
+    start = time.perf_counter()
+    request = ProviderRequest(messages=state.messages, tools=specs, iteration=state.iteration)
+    try:
+        response = await provider.complete(request)
+    except ProviderError as exc:
+        emit(_llm_response(state, provider.name, model, start, None, error=type(exc).__name__))
+        raise
+    emit(_llm_response(state, provider.name, model, start, response))
+    if response.usage is not None:
+        state.events(
+            TurnEvent(
+                type="usage",
+                data={
+                    "input_tokens": response.usage.input_tokens,
+                    "output_tokens": response.usage.output_tokens,
+                },
+            )
+        )
+    return response
+
+
+def _llm_response(
+    state: TurnState,
+    provider: str,
+    model: str,
+    start: float,
+    response: ProviderResponse | None,
+    *,
+    error: str | None = None,
+) -> LlmResponse:
+    usage = response.usage if response is not None else None
+    assert state.correlation is not None
+    return LlmResponse(
+        correlation=state.correlation,
+        iteration=state.iteration,
+        provider=provider,
+        model=(response.model if response is not None and response.model else model),
+        success=response is not None,
+        time_ns=time.time_ns(),
+        duration_s=time.perf_counter() - start,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        tool_call_count=len(response.tool_calls) if response is not None else 0,
+        error=error,
+    )
+
+
+async def _at_cap(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+    cap = execution.config.max_tool_iterations
+    if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
+        message = cap_error_text(cap)
+        return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)
+    append_user(state.messages, SUMMARY_REQUEST)
+    state.iteration += 1
+    response = await _request(execution, state, [], tool_count=0)
+    text = (response.text or "").strip() + cap_summary_suffix(cap)
+    append_final(state.messages, text)
+    return _end(state, TurnOutcomeKind.MAX_ITERATIONS, text)
+
+
+def _model(execution: ResolvedAgentExecution) -> str:
+    return execution.config.model or execution.provider.model
+
+
+class _SystemPrompt:
+    """Keeps the system message (operator prompt + tool sections) current, in place.
+
+    The message is rebuilt only when the offered tools change (after a `tool_search`
+    activation), so the per-iteration cost does not grow with the history.
+    """
+
+    def __init__(self, execution: ResolvedAgentExecution, *, native: bool, strict: bool) -> None:
+        self._base = execution.system_prompt
+        self._text_protocol = not native
+        self._signature: tuple[str, ...] | None = None
+        self._index: int | None = None
+        del strict  # strict parsing never shows the text protocol to native providers
+
+    def install(self, messages: list[dict[str, Any]], tools: EffectiveTools) -> None:
+        signature = tuple(sorted(tools.names()))
+        if signature == self._signature:
+            return
+        self._signature = signature
+        parts = [p for p in (self._base, tools.prompt_section()) if p]
+        if self._text_protocol:
+            parts.append(build_tool_instructions(tools.specs()))
+        content = "\n\n".join(parts)
+        if self._index is None:
+            if not content:
+                return
+            messages.insert(0, {"role": "system", "content": content})
+            self._index = 0
+        else:
+            messages[self._index] = {"role": "system", "content": content}

@@ -1,0 +1,259 @@
+"""Recording step: slot texts, receipts, truncation, redaction, and the close of every slot.
+
+Every call the model made owns exactly one `Slot`. Slots that never ran are filled by
+preparation with the exact texts of LIFECYCLE §7; executed slots are filled by dispatch. Then
+`SlotRecorder.close` does, in this order: receipt over the normalised output (before
+truncation), truncation with the exact marker, redaction with the runtime's one redactor, receipt
+appended after truncation, TurnEvent `tool_result`, observer `ToolCall`.
+
+Risky part: this runs once per call on the hot path. It never walks the history, and the
+redactor runs once per slot; every surface (history, events, observer) shares that result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..observability.events import ToolCall, ToolCallStart, ToolOutcome
+from ..receipts import compact_json
+from ..tools.base import Provenance, ToolResult
+from .context import ResolvedAgentExecution, TurnState
+from .events import TurnEvent
+
+__all__ = [
+    "INTERRUPTED_TEXT",
+    "RUNTIME_DENIAL_TEXT",
+    "USER_DENIAL_TEXT",
+    "Slot",
+    "SlotRecorder",
+    "cancelled_by_hook_text",
+    "duplicate_text",
+    "excluded_text",
+    "executed_text",
+    "raised_text",
+    "truncate",
+    "unknown_text",
+]
+
+USER_DENIAL_TEXT = "Denied by user."
+RUNTIME_DENIAL_TEXT = (
+    "Tool call not executed: '{tool}' requires approval and no operator decision was "
+    "available, so the runtime denied it by policy. This was not a user's decision."
+)
+INTERRUPTED_TEXT = "[interrupted by user before this tool produced a result]"
+NO_OUTPUT = "(no output)"
+TRUNCATION_MARKER = "\n\n[... {n} characters truncated ...]\n\n"
+
+
+def executed_text(result: ToolResult) -> tuple[str, bool]:
+    """Slot text of an executed call: output / `(no output)`, or `Error: {error or output}`."""
+    if result.success:
+        return (result.output or NO_OUTPUT), True
+    return f"Error: {result.error or result.output}", False
+
+
+def raised_text(name: str, exc: BaseException) -> str:
+    """`Error executing {name}: {message}` for a tool that raised."""
+    return f"Error executing {name}: {exc}"
+
+
+def unknown_text(name: str) -> str:
+    """`Unknown tool: {name}`."""
+    return f"Unknown tool: {name}"
+
+
+def excluded_text(name: str) -> str:
+    """`Tool not available in this turn: {name}`."""
+    return f"Tool not available in this turn: {name}"
+
+
+def cancelled_by_hook_text(reason: str) -> str:
+    """`Cancelled by hook: {reason}`."""
+    return f"Cancelled by hook: {reason}"
+
+
+def duplicate_text(name: str) -> str:
+    """`Skipped duplicate tool call '{name}' with identical arguments in this turn.`"""
+    return f"Skipped duplicate tool call '{name}' with identical arguments in this turn."
+
+
+def truncate(text: str, max_chars: int) -> tuple[str, int]:
+    """Keep the first 2/3 and the last 1/3 of `max_chars`; return the text and chars dropped.
+
+    `max_chars == 0` disables truncation.
+    """
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text, 0
+    head = max_chars * 2 // 3
+    tail = max_chars - head
+    dropped = len(text) - max_chars
+    end = text[len(text) - tail :] if tail else ""
+    return text[:head] + TRUNCATION_MARKER.format(n=dropped) + end, dropped
+
+
+@dataclass(slots=True)
+class Slot:
+    """The one result slot of one call, in the model's order."""
+
+    index: int
+    call_id: str
+    name: str
+    """The name as called (after hook rewrites)."""
+    arguments: dict[str, Any]
+    """The arguments as dispatched (or as they stood when the slot was decided)."""
+    known_tool: bool = False
+    provenance: str = Provenance.EXTENSION.value
+    outcome: ToolOutcome | None = None
+    text: str = ""
+    """Normalised model-visible text before truncation and receipt."""
+    success: bool = False
+    error_type: str | None = None
+    executed: bool = False
+    """True when the tool itself ran (receipts and after-hooks only for these)."""
+    start_ns: int = 0
+    start_perf: float = 0.0
+    model_text: str = ""
+    """Final model-visible text: truncated, redacted (if `redact_history`), receipt appended."""
+    receipt: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """System notes (loop detection) appended to the model-visible text."""
+    redacted_arguments: str = ""
+    closed: bool = False
+    """True once `SlotRecorder.close` reported the slot; it is never closed twice."""
+
+    def fill(
+        self,
+        outcome: ToolOutcome,
+        text: str,
+        *,
+        success: bool = False,
+        error_type: str | None = None,
+    ) -> Slot:
+        """Decide the slot without running the tool."""
+        self.outcome = outcome
+        self.text = text
+        self.success = success
+        self.error_type = error_type
+        return self
+
+    @property
+    def decided(self) -> bool:
+        """True once the slot has an outcome."""
+        return self.outcome is not None
+
+
+class SlotRecorder:
+    """Opens and closes slots: TurnEvents, observer events, receipts, truncation, redaction."""
+
+    def __init__(self, execution: ResolvedAgentExecution, state: TurnState) -> None:
+        self._execution = execution
+        self._state = state
+        config = execution.config
+        self._max_chars = config.max_tool_result_chars
+        self._redact_history = config.redact_history
+        self._receipts = execution.receipts if config.receipts.enabled else None
+        self._redactor = execution.redactor
+        self._observer = execution.observer
+        self._events = state.events
+
+    def open(self, slot: Slot) -> None:
+        """Emit the pending card (`tool_call`) and `ToolCallStart`; start the slot's clock."""
+        slot.start_ns = time.time_ns()
+        slot.start_perf = time.perf_counter()
+        redacted = self._redactor.redact_value(slot.arguments)
+        slot.redacted_arguments = json.dumps(redacted, ensure_ascii=False, default=str)
+        correlation = self._state.correlation
+        assert correlation is not None
+        self._events(
+            TurnEvent(
+                type="tool_call",
+                id=slot.call_id,
+                name=slot.name,
+                data={"arguments": redacted},
+            )
+        )
+        self._observer.on_event(
+            ToolCallStart(
+                correlation=correlation,
+                iteration=self._state.iteration,
+                tool_call_id=slot.call_id,
+                tool=slot.name,
+                provenance=slot.provenance,
+                arguments=slot.redacted_arguments,
+                time_ns=slot.start_ns,
+            )
+        )
+
+    def close(self, slot: Slot) -> None:
+        """Finish a decided slot: receipt, truncation, redaction, `tool_result`, `ToolCall`."""
+        end_perf = time.perf_counter()
+        end_ns = time.time_ns()
+        assert slot.outcome is not None
+        if self._receipts is not None and slot.executed and slot.outcome is ToolOutcome.SUCCESS:
+            slot.receipt = self._receipts.generate(
+                slot.name, slot.arguments, slot.text, int(time.time())
+            )
+        text, dropped = truncate(slot.text, self._max_chars)
+        redacted, counts = self._redactor.redact_text_report(text)
+        model_text = redacted if self._redact_history else text
+        for note in slot.notes:
+            model_text += f"\n\n{note}"
+            redacted += f"\n\n{note}"
+        if slot.receipt is not None:
+            model_text += f"\n\n[receipt: {slot.receipt}]"
+        slot.model_text = model_text
+        slot.closed = True
+        self._events(
+            TurnEvent(
+                type="tool_result",
+                id=slot.call_id,
+                name=slot.name,
+                data={
+                    "outcome": slot.outcome.value,
+                    "success": slot.success,
+                    "output": redacted,
+                    "duration_ms": round((end_perf - slot.start_perf) * 1000, 3),
+                    **({"receipt": slot.receipt} if slot.receipt else {}),
+                },
+            )
+        )
+        correlation = self._state.correlation
+        assert correlation is not None
+        self._observer.on_event(
+            ToolCall(
+                correlation=correlation,
+                iteration=self._state.iteration,
+                tool_call_id=slot.call_id,
+                tool=slot.name,
+                known_tool=slot.known_tool,
+                provenance=slot.provenance,
+                outcome=slot.outcome,
+                success=slot.success,
+                arguments=slot.redacted_arguments,
+                result=redacted,
+                start_time_ns=slot.start_ns,
+                time_ns=end_ns,
+                duration_s=end_perf - slot.start_perf,
+                error_type=slot.error_type,
+                receipt=slot.receipt,
+                truncated_chars=dropped,
+                redaction_counts=counts,
+            )
+        )
+
+    def record_unrun(self, slot: Slot) -> None:
+        """Open and close a slot that never ran (denied, unknown, duplicate, …)."""
+        self.open(slot)
+        self.close(slot)
+
+
+def canonical_key(name: str, arguments: dict[str, Any]) -> str:
+    """(trimmed lowercase name, canonical compact JSON) as one string: dedup and repeat keys."""
+    try:
+        body = compact_json(arguments)
+    except (TypeError, ValueError):
+        body = repr(sorted(arguments.items(), key=lambda kv: kv[0]))
+    return f"{name.strip().lower()}\x00{body}"

@@ -1,0 +1,228 @@
+"""Effective tools for a turn: what the model is offered each iteration and what a call means.
+
+This module composes the rules of `tools/` (LIFECYCLE §2) into one per-turn view,
+`EffectiveTools`. It is built once when a turn starts and answers two questions:
+
+- `specs()`: which `ToolSpec`s the provider request carries this iteration. That is the static
+  tools, the MCP tools `tool_filter_groups` leave visible, `tool_search` (when there are
+  deferred tools) and every activated tool, minus the names `excluded_tools` lists exactly.
+- `resolve(name)`: which tool a call reaches, or why none does (`unknown`, `excluded`).
+
+Risky part: the view must follow the live `ActivatedToolSet`, which `tool_search` changes in
+the middle of a turn, while `resolve` sits on the per-call hot path. The offer is therefore
+composed once per version of the activated set and cached; in the common case `resolve` is one
+version check and one dict lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..config import RuntimeConfig
+from ..tools.base import Tool, ToolSpec
+from ..tools.deferred import (
+    ActivatedToolSet,
+    DeferredCatalog,
+    DeferredStub,
+    ToolSearchTool,
+    deferred_prompt_section,
+)
+from ..tools.mcp import McpServer
+from ..tools.registry import (
+    ExcludedNames,
+    ToolRegistry,
+    always_group_matches,
+    filter_mcp_tools,
+    visible_after_exclusion,
+)
+
+__all__ = ["EffectiveTools", "Resolution", "ResolutionStatus"]
+
+ResolutionStatus = Literal["ok", "unknown", "excluded"]
+"""`ok`: dispatch the tool; `unknown`: `Unknown tool: …`; `excluded`: `Tool not available in
+this turn: …`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What a called name resolves to. Only `status == "ok"` may be dispatched."""
+
+    tool: Tool | None
+    """The tool the name reaches; also set when `excluded` (for attribution), None when
+    `unknown`."""
+
+    status: ResolutionStatus
+    """Whether the call may run; read by preparation to fill the slot of refused calls."""
+
+    resolved_name: str
+    """The tool's real name, or the called name when `unknown`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """The offer for one version of the activated set."""
+
+    version: int
+    tools: tuple[Tool, ...]
+    specs: tuple[ToolSpec, ...]
+    names: frozenset[str]
+    exact: dict[str, Resolution]
+
+
+class EffectiveTools:
+    """The tools of one turn, per iteration; usually made by `EffectiveTools.build`.
+
+    Args:
+        tools: the tools offered from the start, in offer order (static, visible MCP,
+            `tool_search`).
+        catalog: the deferred stubs `tool_search` can activate.
+        activated: the turn's live activated set; its tools are offered after `tools`.
+        excluded_tools: the configured names; exact at display, trimmed and case-insensitive at
+            execution.
+
+    Raises:
+        ValueError: two of `tools` share a name.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Sequence[Tool],
+        catalog: DeferredCatalog,
+        activated: ActivatedToolSet,
+        excluded_tools: Iterable[str] = (),
+    ) -> None:
+        self._base: dict[str, Tool] = {}
+        for item in tools:
+            if item.name in self._base:
+                raise ValueError(f"two tools in this turn are named {item.name!r}")
+            self._base[item.name] = item
+        self._catalog = catalog
+        self._activated = activated
+        self._hidden = tuple(excluded_tools)
+        self._excluded = ExcludedNames(self._hidden)
+        self._prompt_section = deferred_prompt_section(catalog) or None
+        # A name means one tool for the whole turn, so its spec is computed once, not per version.
+        self._spec_of: dict[str, ToolSpec] = {}
+        self._offer = self._compose()
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        registry: ToolRegistry,
+        mcp_servers: list[McpServer],
+        config: RuntimeConfig,
+        user_message: str,
+        activated: ActivatedToolSet,
+    ) -> EffectiveTools:
+        """Compose the turn's tools from the registry, the MCP servers and the config.
+
+        Static tools come from `registry` and are never touched by filter groups. Wrappers of
+        non-deferred servers are kept when `tool_filter_groups` make them visible for
+        `user_message`. Wrappers of deferred servers become stubs (those listed exactly in
+        `excluded_tools` are left out); when there is at least one, `tool_search` is offered,
+        and stubs matched by an `always` group are activated into `activated` now.
+
+        Raises:
+            ValueError: two tools of the turn share a name (for example a registry tool named
+                like an MCP wrapper, or `tool_search`).
+        """
+        groups = config.tool_filter_groups
+        direct = [w for s in mcp_servers if not s.deferred for w in s.wrappers()]
+        deferred = [w for s in mcp_servers if s.deferred for w in s.wrappers()]
+        listed = visible_after_exclusion(deferred, config.excluded_tools)
+        catalog = DeferredCatalog(DeferredStub.for_tool(w) for w in listed)
+        tools: list[Tool] = [*registry, *filter_mcp_tools(direct, groups, user_message)]
+        if len(catalog):
+            tools.append(ToolSearchTool(catalog, activated))
+        for stub in catalog:
+            if always_group_matches(stub.name, groups):
+                activated.activate(stub)
+        return cls(
+            tools=tools,
+            catalog=catalog,
+            activated=activated,
+            excluded_tools=config.excluded_tools,
+        )
+
+    @property
+    def activated(self) -> ActivatedToolSet:
+        """The live activated set this view follows."""
+        return self._activated
+
+    @property
+    def catalog(self) -> DeferredCatalog:
+        """The deferred stubs of this turn."""
+        return self._catalog
+
+    def specs(self) -> list[ToolSpec]:
+        """The specs for this iteration's provider request, in offer order.
+
+        Reflects every activation made so far (by `tool_search` earlier in the turn). Cached
+        until the activated set changes.
+        """
+        return list(self._current().specs)
+
+    def tools(self) -> list[Tool]:
+        """The tools behind `specs()`, in the same order."""
+        return list(self._current().tools)
+
+    def names(self) -> set[str]:
+        """The names offered this iteration (the names in `specs()`)."""
+        return set(self._current().names)
+
+    def prompt_section(self) -> str | None:
+        """The system-prompt section listing deferred stubs, or None when there are none."""
+        return self._prompt_section
+
+    def resolve(self, name: str) -> Resolution:
+        """What a call to `name` reaches.
+
+        Lookup order: the exact name among the offered tools (including those hidden from
+        display by `excluded_tools`, so they come back `excluded` rather than `unknown`), then a
+        short name among activated tools, else `unknown`. A deferred tool that is not
+        activated, or an MCP tool hidden by filter groups, is `unknown`. A found tool is
+        `excluded` when the called name or its real name is excluded (trimmed,
+        case-insensitive).
+        """
+        hit = self._current().exact.get(name)
+        if hit is not None:
+            return hit
+        found = self._activated.resolve_short_name(name)
+        if found is None:
+            return Resolution(tool=None, status="unknown", resolved_name=name)
+        return self._judge(name, found)
+
+    def _current(self) -> _Offer:
+        if self._offer.version != self._activated.version:
+            self._offer = self._compose()
+        return self._offer
+
+    def _compose(self) -> _Offer:
+        version = self._activated.version
+        everything = dict(self._base)
+        for item in self._activated.tools():
+            everything.setdefault(item.name, item)
+        shown = tuple(visible_after_exclusion(everything.values(), self._hidden))
+        return _Offer(
+            version=version,
+            tools=shown,
+            specs=tuple(self._spec(item) for item in shown),
+            names=frozenset(item.name for item in shown),
+            exact={key: self._judge(key, item) for key, item in everything.items()},
+        )
+
+    def _spec(self, item: Tool) -> ToolSpec:
+        spec = self._spec_of.get(item.name)
+        if spec is None:
+            spec = self._spec_of[item.name] = item.spec
+        return spec
+
+    def _judge(self, called: str, item: Tool) -> Resolution:
+        excluded = called in self._excluded or item.name in self._excluded
+        return Resolution(
+            tool=item, status="excluded" if excluded else "ok", resolved_name=item.name
+        )
