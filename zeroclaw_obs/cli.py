@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import RuntimeConfig, load_config_file, load_error_line
+from .config import ReceiptsConfig, RuntimeConfig, load_config_file, load_error_line
 from .errors import BadInputError, ConfigError
 from .observability.events import TurnOutcomeKind
 from .observability.observer import MultiObserver, Observer
@@ -131,7 +131,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Replay, _Outputs]:
         if not scenario.config.receipts.enabled:
             scenario = _merge_config(
                 scenario,
-                scenario.config.model_copy(update={"receipts": {"enabled": True}}),
+                scenario.config.model_copy(update={"receipts": ReceiptsConfig(enabled=True)}),
                 source,
                 override=False,
             )

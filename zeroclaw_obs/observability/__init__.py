@@ -1,0 +1,40 @@
+"""Observability: typed observer events, the `Observer` interface and the progress lines.
+
+`events` and `observer` import no telemetry library; exporters live in their own modules.
+"""
+
+from .events import (
+    AgentEnd,
+    AgentStart,
+    ApprovalDecision,
+    Correlation,
+    LlmRequest,
+    LlmResponse,
+    LoopDetection,
+    ObserverEvent,
+    ToolCall,
+    ToolCallStart,
+    ToolOutcome,
+    TurnOutcomeKind,
+)
+from .observer import MultiObserver, NoopObserver, Observer
+from .progress import ProgressObserver
+
+__all__ = [
+    "AgentEnd",
+    "AgentStart",
+    "ApprovalDecision",
+    "Correlation",
+    "LlmRequest",
+    "LlmResponse",
+    "LoopDetection",
+    "MultiObserver",
+    "NoopObserver",
+    "Observer",
+    "ObserverEvent",
+    "ProgressObserver",
+    "ToolCall",
+    "ToolCallStart",
+    "ToolOutcome",
+    "TurnOutcomeKind",
+]

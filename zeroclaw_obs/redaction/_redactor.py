@@ -55,10 +55,12 @@ class Redactor:
     same instance to every surface.
     """
 
-    __slots__ = ("_allow", "_key_cache", "_rules", "_sensitive")
+    __slots__ = ("_allow", "_gates", "_key_cache", "_plans", "_rules", "_sensitive")
 
     _allow: frozenset[str]
+    _gates: tuple[tuple[int, str], ...]
     _key_cache: dict[str, bool]
+    _plans: dict[int, tuple[Rule, ...]]
     _rules: tuple[Rule, ...]
     _sensitive: frozenset[str]
 
@@ -130,6 +132,9 @@ class Redactor:
         pii: bool,
     ) -> None:
         self._rules = (*token_rules(), *rules, *context_rules(sensitive, pii=pii))
+        gate_chars = dict.fromkeys(gate for rule in self._rules for gate in rule.gates)
+        self._gates = tuple((1 << bit, gate) for bit, gate in enumerate(gate_chars))
+        self._plans = {}
         self._allow = frozenset(allow)
         self._sensitive = sensitive
         self._key_cache = {}
@@ -212,51 +217,71 @@ class Redactor:
         return hit
 
     def _redact(self, text: str, counts: dict[str, int] | None) -> str:
+        # The gates of every rule are checked once, up front: most text lacks most of them
+        # (`@`, `J`, `_`…), and the rules left to run are looked up by which gates are present.
+        present = 0
+        for bit, gate in self._gates:
+            if gate in text:
+                present |= bit
+        plan = self._plans.get(present)
+        if plan is None:
+            plan = self._plan(present)
         lowered: str | None = None
-        for rule in self._rules:
-            # The prefilter: a rule runs only if a word every match must contain is present,
-            # so clean text costs a handful of substring scans instead of a regex per rule.
-            if rule.triggers:
-                for trigger in rule.triggers:
-                    if trigger in text:
-                        break
-                else:
-                    continue
-            if rule.lower_triggers:
+        for rule in plan:
+            if not rule.anchors:
+                matches = list(rule.pattern.finditer(text))
+            elif rule.lowercase:
                 if lowered is None:
                     lowered = text.lower()
-                for trigger in rule.lower_triggers:
-                    if trigger in lowered:
-                        break
+                # lower() lengthens a few characters (`İ`); offsets then stop lining up with
+                # the text, so such text gets the plain full scan.
+                if len(lowered) == len(text):
+                    matches = _anchored(rule, text, lowered)
                 else:
-                    continue
-            if self._allow or not rule.template:
-                text, found = self._substitute(rule, text)
+                    matches = list(rule.pattern.finditer(text))
             else:
-                text, found = rule.pattern.subn(rule.template, text)
+                matches = _anchored(rule, text, text)
+            if not matches:
+                continue
+            text, found = self._splice(rule, text, matches)
             if found:
                 lowered = None
                 if counts is not None:
                     counts[rule.rule_id] = counts.get(rule.rule_id, 0) + found
         return text
 
-    def _substitute(self, rule: Rule, text: str) -> tuple[str, int]:
-        """Substitute one rule with a function: needed for allowlists and custom groups."""
-        replaced = 0
+    def _plan(self, present: int) -> tuple[Rule, ...]:
+        """The rules to run on text that holds exactly the gate characters in `present`.
+
+        Gates are read from the text before any substitution. That is sound because a
+        substitution only removes text and adds markers, and no rule matches inside a marker.
+        """
+        bits = {gate: bit for bit, gate in self._gates}
+        plan = tuple(
+            rule
+            for rule in self._rules
+            if not rule.gates or any(bits[gate] & present for gate in rule.gates)
+        )
+        self._plans[present] = plan
+        return plan
+
+    def _splice(self, rule: Rule, text: str, matches: list[re.Match[str]]) -> tuple[str, int]:
+        """Replace the secret part of each match (in order, not overlapping) by the marker."""
+        pieces: list[str] = []
+        last = 0
         group = rule.group
         allow = self._allow
-        label = marker(rule.rule_id)
-
-        def replace(match: re.Match[str]) -> str:
-            nonlocal replaced
-            if match.group(group) in allow:
-                return match.group(0)
-            replaced += 1
-            start, end = match.span()
-            secret_start, secret_end = match.span(group)
-            return f"{text[start:secret_start]}{label}{text[secret_end:end]}"
-
-        return rule.pattern.sub(replace, text), replaced
+        for match in matches:
+            if allow and match.group(group) in allow:
+                continue
+            start, end = match.span(group)
+            pieces.append(text[last:start])
+            pieces.append(rule.label)
+            last = end
+        if not pieces:
+            return text, 0
+        pieces.append(text[last:])
+        return "".join(pieces), len(pieces) // 2
 
     def _mask(self, v: Any, counts: dict[str, int] | None) -> Any:
         """Replace one scalar found under a sensitive key."""
@@ -294,3 +319,41 @@ class Redactor:
             return out
         items = [self._walk(item, counts, depth, masked) for item in v]
         return items if isinstance(v, list) else tuple(items)
+
+
+def _anchored(rule: Rule, text: str, haystack: str) -> list[re.Match[str]]:
+    """The matches of `rule` in `text`, trying the pattern only at its anchors' occurrences.
+
+    Gives the same matches as `finditer` (leftmost first, not overlapping) because every match
+    starts at an anchor or, with `rule.run_before`, where the run of characters before one starts.
+    """
+    positions: list[int] = []
+    for anchor in rule.anchors:
+        at = haystack.find(anchor)
+        while at != -1:
+            positions.append(at)
+            at = haystack.find(anchor, at + 1)
+    if not positions:
+        return []
+    if len(rule.anchors) > 1:
+        positions.sort()
+    matches: list[re.Match[str]] = []
+    end = 0
+    match_at = rule.pattern.match
+    if rule.run_before is None:
+        for at in positions:
+            if at >= end and (found := match_at(text, at)) is not None:
+                matches.append(found)
+                end = found.end()
+        return matches
+    chars, longest = rule.run_before
+    for at in positions:
+        if at < end:
+            continue
+        start, stop = at, max(end, at - longest)
+        while start > stop and text[start - 1] in chars:
+            start -= 1
+        if (found := match_at(text, start)) is not None:
+            matches.append(found)
+            end = found.end()
+    return matches

@@ -144,6 +144,13 @@ class Dispatcher:
                 f"Error: tool timed out after {self._timeout:g}s",
                 error_type="timeout",
             )
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # a real cancellation of this task: the caller records `interrupted`
+            # The tool raised CancelledError on its own (e.g. a library's inner task was
+            # cancelled); nobody cancelled us, so it is an execution error, not a turn cancel.
+            slot.fill(ToolOutcome.ERROR, raised_text(slot.name, exc), error_type=type(exc).__name__)
         except Exception as exc:
             slot.fill(ToolOutcome.ERROR, raised_text(slot.name, exc), error_type=type(exc).__name__)
         else:

@@ -30,6 +30,7 @@ __all__ = [
     "Slot",
     "SlotRecorder",
     "cancelled_by_hook_text",
+    "canonical_key",
     "duplicate_text",
     "excluded_text",
     "executed_text",
@@ -193,9 +194,7 @@ class SlotRecorder:
         end_ns = time.time_ns()
         assert slot.outcome is not None
         if self._receipts is not None and slot.executed and slot.outcome is ToolOutcome.SUCCESS:
-            slot.receipt = self._receipts.generate(
-                slot.name, slot.arguments, slot.text, int(time.time())
-            )
+            slot.receipt = self._sign(slot)
         text, dropped = truncate(slot.text, self._max_chars)
         redacted, counts = self._redactor.redact_text_report(text)
         model_text = redacted if self._redact_history else text
@@ -243,6 +242,18 @@ class SlotRecorder:
                 redaction_counts=counts,
             )
         )
+
+    def _sign(self, slot: Slot) -> str:
+        assert self._receipts is not None
+        now = int(time.time())
+        try:
+            return self._receipts.generate(slot.name, slot.arguments, slot.text, now)
+        except (TypeError, ValueError):
+            # `@tool` validation may dispatch typed values (a `date`, a model) that JSON cannot
+            # encode. Sign their JSON form as history shows it (`default=str`), so a successful
+            # run still gets a receipt a verifier can check, instead of crashing the turn.
+            jsonable = json.loads(json.dumps(slot.arguments, ensure_ascii=False, default=str))
+            return self._receipts.generate(slot.name, jsonable, slot.text, now)
 
     def record_unrun(self, slot: Slot) -> None:
         """Open and close a slot that never ran (denied, unknown, duplicate, …)."""

@@ -1,0 +1,237 @@
+"""The `zeroclaw-obs` command: exit codes, output files, one-line errors, the demo."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from zeroclaw_obs.cli import main
+from zeroclaw_obs.receipts import ReceiptGenerator
+
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [{"default": {"output": "18C"}}],
+}
+
+
+def scenario(**overrides: object) -> dict:
+    base: dict = {
+        "user": "weather?",
+        "config": {"approval": {"auto_approve": ["get_weather"]}},
+        "tools": [WEATHER],
+        "responses": [
+            {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Oslo"}}]},
+            {"text": "It is 18C."},
+        ],
+    }
+    base.update(overrides)
+    return copy.deepcopy(base)
+
+
+def write(tmp_path: Path, data: object, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data) if name.endswith(".yaml") else json.dumps(data))
+    return path
+
+
+def outputs(tmp_path: Path) -> list[str]:
+    return [
+        f"--events-out={tmp_path / 'events.jsonl'}",
+        f"--history-out={tmp_path / 'history.json'}",
+        f"--audit-out={tmp_path / 'audit.jsonl'}",
+    ]
+
+
+class TestRun:
+    def test_final_answer_exits_zero_and_writes_outputs(self, tmp_path, capsys):
+        """A final answer prints on stdout, exits 0 and writes every requested file."""
+        path = write(tmp_path, scenario())
+        assert 0 == main(["run", "--scenario", str(path), "--quiet", *outputs(tmp_path)])
+        assert "It is 18C.\n" == capsys.readouterr().out
+        events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+        assert ["tool_call", "tool_result"] == [
+            e["type"] for e in events if e["type"].startswith("tool")
+        ]
+        history = json.loads((tmp_path / "history.json").read_text())
+        assert "It is 18C." == history[-1]["content"]
+        assert "" == (tmp_path / "audit.jsonl").read_text()
+
+    def test_message_argument_overrides_the_scenario(self, tmp_path, capsys):
+        """A positional MESSAGE replaces the scenario's user message."""
+        path = write(tmp_path, scenario())
+        main(["run", "--scenario", str(path), "--quiet", "other question", *outputs(tmp_path)])
+        history = json.loads((tmp_path / "history.json").read_text())
+        assert {"role": "user", "content": "other question"} == history[0]
+
+    def test_progress_lines_on_stderr(self, tmp_path, capsys):
+        """Progress lines go to stderr: `⏳ tool: hint` then `✅ tool (…s)`."""
+        path = write(tmp_path, scenario())
+        main(["run", "--scenario", str(path)])
+        err = capsys.readouterr().err.splitlines()
+        assert "⏳ get_weather: city=Oslo" == err[0]
+        assert re.fullmatch(r"✅ get_weather \(\d+\.\ds\)", err[1])
+
+    @pytest.mark.parametrize(
+        ("config", "responses", "code"),
+        [
+            ({"max_tool_iterations": 1}, None, 0),
+            ({"max_tool_iterations": 1, "max_iteration_behavior": "error_at_cap"}, None, 3),
+        ],
+    )
+    def test_iteration_cap_exit_codes(self, tmp_path, capsys, config, responses, code):
+        """A graceful summary at the cap exits 0; `error_at_cap` exits 3."""
+        data = scenario()
+        data["config"] = {**data["config"], **config}
+        assert code == main(["run", "--scenario", str(write(tmp_path, data)), "--quiet"])
+
+    def test_aborted_turn_exits_three(self, tmp_path, capsys):
+        """An aborted turn (loop detector) exits 3 and prints the abort text."""
+        repeat = {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]}
+        data = scenario(responses=[repeat] * 5 + [{"text": "never"}])
+        assert 3 == main(["run", "--scenario", str(write(tmp_path, data)), "--quiet"])
+        assert capsys.readouterr().out.startswith("Agent loop aborted by loop detector: ")
+
+    def test_cancelled_turn_exits_130(self, tmp_path, capsys):
+        """A cancelled turn exits 130."""
+        slow = {**WEATHER, "responses": [{"default": {"output": "x", "delay_ms": 5000}}]}
+        data = scenario(tools=[slow], cancel_after_ms=30)
+        assert 130 == main(["run", "--scenario", str(write(tmp_path, data)), "--quiet"])
+
+    def test_receipt_key_file_enables_verifiable_receipts(self, tmp_path, capsys):
+        """With `--receipt-key-file` the history's receipts verify under that key."""
+        key = bytes(range(32))
+        key_file = tmp_path / "key.hex"
+        key_file.write_text(key.hex() + "\n")
+        path = write(tmp_path, scenario())
+        args = ["run", "--scenario", str(path), "--quiet", f"--receipt-key-file={key_file}"]
+        assert 0 == main([*args, *outputs(tmp_path)])
+        history = json.loads((tmp_path / "history.json").read_text())
+        content = next(m["content"] for m in history if m["role"] == "tool")
+        receipt = re.search(r"\[receipt: (zc-receipt-\S+)\]", content).group(1)
+        generator = ReceiptGenerator(key)
+        assert generator.verify(receipt, "get_weather", {"city": "Oslo"}, "18C")
+
+
+class TestBadInput:
+    @pytest.mark.parametrize(
+        ("mutate", "fragment"),
+        [
+            (lambda d: d.update(colour="blue"), "colour: unknown field"),
+            (lambda d: d["config"].update(parallel_tools="maybe"), "config.parallel_tools:"),
+            (lambda d: d.pop("responses"), "responses: Field required"),
+            (lambda d: d.update(responses=[{}]), "responses.0:"),
+            (lambda d: d["tools"][0].update(responses=[{"when": {}}]), "tools.0.responses.0:"),
+            (lambda d: d["config"].update(max_tool_iterations=0), "config.max_tool_iterations:"),
+        ],
+    )
+    def test_invalid_scenario_exits_two_naming_the_field(self, tmp_path, capsys, mutate, fragment):
+        """An invalid scenario exits 2 with one line naming the file and the field."""
+        data = scenario()
+        mutate(data)
+        path = write(tmp_path, data)
+        assert 2 == main(["run", "--scenario", str(path), *outputs(tmp_path)])
+        err = capsys.readouterr().err
+        assert 1 == len(err.splitlines())
+        assert str(path) in err
+        assert fragment in err
+        assert [] == sorted(p.name for p in tmp_path.iterdir() if p.name != "s.yaml")
+
+    @pytest.mark.parametrize(
+        ("name", "text", "fragment"),
+        [
+            ("s.yaml", "user: [unclosed", "malformed YAML: line 1"),
+            ("s.json", '{"user": "x",', "malformed JSON: line 1"),
+            ("s.yaml", "- just a list", "(top level): expected a mapping"),
+        ],
+    )
+    def test_malformed_files(self, tmp_path, capsys, name, text, fragment):
+        """Malformed YAML or JSON exits 2 with the file and the position."""
+        path = tmp_path / name
+        path.write_text(text)
+        assert 2 == main(["run", "--scenario", str(path)])
+        err = capsys.readouterr().err
+        assert fragment in err
+        assert str(path) in err
+
+    def test_missing_file(self, tmp_path, capsys):
+        """A missing scenario file exits 2 naming it."""
+        assert 2 == main(["run", "--scenario", str(tmp_path / "nope.yaml")])
+        assert "nope.yaml: cannot read" in capsys.readouterr().err
+
+    def test_exhausted_script_writes_nothing(self, tmp_path, capsys):
+        """A script with too few responses exits 2 and leaves existing outputs untouched."""
+        data = scenario(responses=[scenario()["responses"][0]])
+        path = write(tmp_path, data)
+        (tmp_path / "history.json").write_text("previous run")
+        assert 2 == main(["run", "--scenario", str(path), "--quiet", *outputs(tmp_path)])
+        assert "no response left for provider call 2" in capsys.readouterr().err
+        assert "previous run" == (tmp_path / "history.json").read_text()
+        assert not (tmp_path / "events.jsonl").exists()
+
+    @pytest.mark.parametrize("content", ["abc", "00" * 31, "zz" * 32])
+    def test_bad_receipt_key_file(self, tmp_path, capsys, content):
+        """A receipt key that is not 64 hex characters exits 2 naming the file."""
+        key_file = tmp_path / "key.hex"
+        key_file.write_text(content)
+        path = write(tmp_path, scenario())
+        assert 2 == main(["run", "--scenario", str(path), f"--receipt-key-file={key_file}"])
+        assert str(key_file) in capsys.readouterr().err
+
+    def test_output_directory_missing(self, tmp_path, capsys):
+        """An output path in a missing directory is rejected before the turn runs."""
+        path = write(tmp_path, scenario())
+        code = main(["run", "--scenario", str(path), f"--events-out={tmp_path / 'no' / 'e'}"])
+        assert 2 == code
+        assert "does not exist" in capsys.readouterr().err
+
+    def test_unknown_option(self, capsys):
+        """An unknown option exits 2 with argparse's one-line error."""
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--scenario", "x", "--bogus"])
+        assert 2 == info.value.code
+
+    def test_config_file_errors_name_the_field(self, tmp_path, capsys):
+        """A TOML config with an unknown field exits 2 naming the file and the field."""
+        config = tmp_path / "zc.toml"
+        config.write_text("parallel_tool = true\n")
+        path = write(tmp_path, scenario())
+        assert 2 == main(["run", "--scenario", str(path), f"--config={config}"])
+        err = capsys.readouterr().err
+        assert f"{config}: parallel_tool: unknown field" in err
+
+
+class TestDemo:
+    def test_demo_runs_the_built_in_scenario(self, tmp_path, capsys):
+        """The demo exits 0, shows every kind of call, and leaks none of its secrets."""
+        assert 0 == main(["demo", *outputs(tmp_path)])
+        captured = capsys.readouterr()
+        assert "Paris is 18C" in captured.out
+        assert "❌ fetch_alerts" in captured.err
+        assert "⏳ tool_search: query=storm warnings" in captured.err
+        assert "✅ shell" in captured.err
+        everything = captured.out + captured.err + "".join(
+            p.read_text() for p in tmp_path.iterdir()
+        )
+        for secret in ("Tr0ub4dor-and-3", "sk-proj-9fK2mQ7xVb4LpR8sT1wZ6yN3cD5eH0jA"):
+            assert secret not in everything
+        audit = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [("shell", "yes", "scenario")] == [
+            (a["tool"], a["decision"], a["surface"]) for a in audit
+        ]
+
+    def test_console_script(self, tmp_path):
+        """The installed console script runs the demo in a subprocess and exits 0."""
+        script = Path(sys.executable).parent / "zeroclaw-obs"
+        done = subprocess.run(
+            [str(script), "demo"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert 0 == done.returncode, done.stderr
+        assert "Paris is 18C" in done.stdout

@@ -1,0 +1,287 @@
+"""Tests for `zeroclaw_obs.receipts`: the receipt format, verification and key files."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+from pathlib import Path
+
+import pytest
+
+from zeroclaw_obs.errors import BadInputError, ConfigError
+from zeroclaw_obs.receipts import ReceiptGenerator, compact_json, load_key_file
+
+KEY = bytes(range(32))
+TOOL = "get_weather"
+ARGS = {"units": "metric", "city": "Paris"}
+RESULT = "18C, clear"
+TS = 1_700_000_000
+RECEIPT_RE = re.compile(r"^zc-receipt-\d+-[A-Za-z0-9_-]{43}$")
+
+
+def _independent_receipt(key: bytes, message: str, timestamp: int) -> str:
+    """The receipt as LIFECYCLE.md §7 specifies it, computed without the module under test."""
+    digest = hmac.new(key, message.encode("utf-8"), hashlib.sha256).digest()
+    signature = base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+    return f"zc-receipt-{timestamp}-{signature}"
+
+
+class TestCompactJson:
+    def test_sorted_keys_and_no_spaces(self) -> None:
+        """Keys are sorted at every depth and no whitespace separates items."""
+        assert '{"a":[1,{"x":1,"y":2}],"b":"c"}' == compact_json(
+            {"b": "c", "a": [1, {"y": 2, "x": 1}]}
+        )
+
+    def test_non_ascii_is_kept(self) -> None:
+        """Non-ASCII text is written as itself, not as `\\u` escapes (`ensure_ascii=False`)."""
+        assert '{"city":"Zürich"}' == compact_json({"city": "Zürich"})
+
+    def test_unencodable_value_raises_type_error(self) -> None:
+        """A value JSON cannot encode raises TypeError."""
+        with pytest.raises(TypeError):
+            compact_json({"when": object()})
+
+
+class TestReceiptGenerator:
+    def test_known_answer(self) -> None:
+        """A receipt equals HMAC-SHA256 over `tool|compact_json(args)|result|ts`, base64url."""
+        message = 'get_weather|{"city":"Paris","units":"metric"}|18C, clear|1700000000'
+        expected = _independent_receipt(KEY, message, TS)
+
+        receipt = ReceiptGenerator(KEY).generate(TOOL, ARGS, RESULT, TS)
+
+        assert expected == receipt
+        assert "zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A" == receipt
+
+    def test_known_answer_non_ascii(self) -> None:
+        """Non-ASCII tool input is signed as raw UTF-8, not as JSON escapes."""
+        message = 'lookup|{"city":"Zürich"}|Grüezi ☀|42'
+        expected = _independent_receipt(KEY, message, 42)
+
+        assert expected == ReceiptGenerator(KEY).generate("lookup", {"city": "Zürich"}, "Grüezi ☀", 42)
+
+    def test_format(self) -> None:
+        """A receipt is `zc-receipt-{unix_seconds}-` and 43 base64url characters."""
+        receipt = ReceiptGenerator().generate(TOOL, ARGS, RESULT, TS)
+
+        assert RECEIPT_RE.fullmatch(receipt) is not None
+        assert receipt.startswith(f"zc-receipt-{TS}-")
+
+    def test_verify_accepts_its_own_receipt(self) -> None:
+        """A receipt verifies against the same call and result."""
+        generator = ReceiptGenerator()
+        receipt = generator.generate(TOOL, ARGS, RESULT, TS)
+
+        assert True is generator.verify(receipt, TOOL, ARGS, RESULT)
+
+    def test_verify_ignores_argument_key_order(self) -> None:
+        """Arguments are compared in canonical JSON, so key order does not matter."""
+        generator = ReceiptGenerator()
+        receipt = generator.generate(TOOL, {"a": 1, "b": 2}, RESULT, TS)
+
+        assert True is generator.verify(receipt, TOOL, {"b": 2, "a": 1}, RESULT)
+
+    @pytest.mark.parametrize(
+        ("tool_name", "args", "result"),
+        [
+            ("get_weathes", ARGS, RESULT),
+            (TOOL, {"units": "metric", "city": "Parjs"}, RESULT),
+            (TOOL, {"units": "metric", "city": "Paris", "x": 1}, RESULT),
+            (TOOL, {"units": "metric", "city": ["Paris"]}, RESULT),
+            (TOOL, ARGS, "18C, clean"),
+            (TOOL, ARGS, RESULT + " "),
+        ],
+    )
+    def test_verify_rejects_changed_input(
+        self, tool_name: str, args: dict[str, object], result: str
+    ) -> None:
+        """Changing one character of the tool name, arguments or result fails verification."""
+        generator = ReceiptGenerator()
+        receipt = generator.generate(TOOL, ARGS, RESULT, TS)
+
+        assert False is generator.verify(receipt, tool_name, args, result)
+
+    def test_verify_rejects_changed_timestamp(self) -> None:
+        """Moving the timestamp by one second fails verification."""
+        generator = ReceiptGenerator()
+        receipt = generator.generate(TOOL, ARGS, RESULT, TS)
+        shifted = receipt.replace(f"-{TS}-", f"-{TS + 1}-")
+
+        assert False is generator.verify(shifted, TOOL, ARGS, RESULT)
+
+    def test_verify_rejects_changed_digest_character(self) -> None:
+        """Changing any one character of the digest fails verification."""
+        generator = ReceiptGenerator()
+        receipt = generator.generate(TOOL, ARGS, RESULT, TS)
+        start = len(f"zc-receipt-{TS}-")
+
+        for i in range(start, len(receipt)):
+            swapped = "A" if receipt[i] != "A" else "B"
+            tampered = receipt[:i] + swapped + receipt[i + 1 :]
+            assert False is generator.verify(tampered, TOOL, ARGS, RESULT)
+
+    def test_verify_rejects_other_key(self) -> None:
+        """A receipt issued under another key does not verify."""
+        receipt = ReceiptGenerator().generate(TOOL, ARGS, RESULT, TS)
+
+        assert False is ReceiptGenerator().verify(receipt, TOOL, ARGS, RESULT)
+
+    @pytest.mark.parametrize(
+        "receipt",
+        [
+            "",
+            "zc-receipt-",
+            "zc-receipt-abc-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A",
+            "zc-receipt-01700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A",
+            "zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A=",
+            "zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0",
+            " zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A",
+            "zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN+7raC20wdcpvsa7kk2EzM0A",
+            "zc-receipt-99999999999999999999999-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A",
+            "zc-receipt-1700000000-ünicode6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM",
+        ],
+    )
+    def test_verify_rejects_malformed_receipt(self, receipt: str) -> None:
+        """A malformed or non-canonical receipt verifies as False instead of raising."""
+        assert False is ReceiptGenerator(KEY).verify(receipt, TOOL, ARGS, RESULT)
+
+    def test_verify_never_raises_on_bad_types(self) -> None:
+        """A non-string receipt or unencodable arguments verify as False."""
+        generator = ReceiptGenerator(KEY)
+        receipt = generator.generate(TOOL, ARGS, RESULT, TS)
+
+        assert False is generator.verify(None, TOOL, ARGS, RESULT)  # type: ignore[arg-type]
+        assert False is generator.verify(receipt, TOOL, {"x": object()}, RESULT)
+        assert False is generator.verify(receipt, TOOL, ARGS, None)  # type: ignore[arg-type]
+
+    def test_generate_now_uses_current_time(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """`generate_now` stamps the receipt with `int(time.time())`."""
+        monkeypatch.setattr("zeroclaw_obs.receipts.time.time", lambda: 1_234_567_890.9)
+        generator = ReceiptGenerator(KEY)
+
+        assert generator.generate(TOOL, ARGS, RESULT, 1_234_567_890) == generator.generate_now(
+            TOOL, ARGS, RESULT
+        )
+
+    def test_generate_rejects_bad_timestamp(self) -> None:
+        """A negative or non-int timestamp is refused rather than signed."""
+        generator = ReceiptGenerator(KEY)
+
+        with pytest.raises(ValueError):
+            generator.generate(TOOL, ARGS, RESULT, -1)
+        with pytest.raises(TypeError):
+            generator.generate(TOOL, ARGS, RESULT, 1.5)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            generator.generate(TOOL, ARGS, RESULT, True)
+
+    def test_lone_surrogate_result_still_gets_a_receipt(self) -> None:
+        """A result with a lone surrogate is signed (surrogatepass) and verifies."""
+        generator = ReceiptGenerator(KEY)
+        receipt = generator.generate(TOOL, ARGS, "bad \udcff byte", TS)
+
+        assert True is generator.verify(receipt, TOOL, ARGS, "bad \udcff byte")
+
+    @pytest.mark.parametrize("key", [b"", b"\x00" * 31, b"\x00" * 33, b"\x00" * 64])
+    def test_key_of_wrong_length_raises(self, key: bytes) -> None:
+        """A key that is not 32 bytes long raises ValueError."""
+        with pytest.raises(ValueError, match="32 bytes"):
+            ReceiptGenerator(key)
+
+    def test_key_of_wrong_type_raises(self) -> None:
+        """A key given as text raises TypeError."""
+        with pytest.raises(TypeError):
+            ReceiptGenerator("00" * 32)  # type: ignore[arg-type]
+
+    def test_key_id_is_stable_for_a_key(self) -> None:
+        """`key_id` is 16 hex characters and the same for the same key."""
+        key_id = ReceiptGenerator(KEY).key_id
+
+        assert re.fullmatch(r"[0-9a-f]{16}", key_id) is not None
+        assert key_id == ReceiptGenerator(KEY).key_id
+        assert hashlib.sha256(b"zeroclaw-receipt-key-id:" + KEY).hexdigest()[:16] == key_id
+
+    def test_key_id_differs_between_keys(self) -> None:
+        """Different keys, including two fresh random ones, have different `key_id`s."""
+        ids = {ReceiptGenerator(KEY).key_id, ReceiptGenerator().key_id, ReceiptGenerator().key_id}
+
+        assert 3 == len(ids)
+
+    def test_key_never_shown(self) -> None:
+        """Neither `repr` nor `key_id` contains the key in hex."""
+        generator = ReceiptGenerator(KEY)
+
+        assert KEY.hex() not in repr(generator)
+        assert generator.key_id not in KEY.hex()
+
+    def test_random_keys_differ(self) -> None:
+        """Two generators without a key sign the same call differently."""
+        first = ReceiptGenerator().generate(TOOL, ARGS, RESULT, TS)
+
+        assert first != ReceiptGenerator().generate(TOOL, ARGS, RESULT, TS)
+
+
+class TestLoadKeyFile:
+    def test_reads_hex_key(self, tmp_path: Path) -> None:
+        """64 hex characters, with surrounding whitespace and a newline, load as 32 bytes."""
+        path = tmp_path / "receipt.key"
+        path.write_text(f"  {KEY.hex().upper()[:32]}\n{KEY.hex()[32:]}  \n")
+
+        assert KEY == load_key_file(path)
+
+    def test_loaded_key_verifies(self, tmp_path: Path) -> None:
+        """A receipt issued with a loaded key verifies with a generator built from the file."""
+        path = tmp_path / "receipt.key"
+        path.write_text(KEY.hex())
+        receipt = ReceiptGenerator(KEY).generate(TOOL, ARGS, RESULT, TS)
+
+        assert True is ReceiptGenerator(load_key_file(str(path))).verify(
+            receipt, TOOL, ARGS, RESULT
+        )
+
+    @pytest.mark.parametrize(
+        ("content", "problem"),
+        [
+            (b"", "found 0 characters"),
+            (b"ab" * 31, "found 62 characters"),
+            (b"ab" * 33, "found 66 characters"),
+            (b"zz" * 32, "only hex characters"),
+            (b"\xff\xfe" * 32, "not UTF-8"),
+        ],
+    )
+    def test_bad_content_raises_config_error(
+        self, tmp_path: Path, content: bytes, problem: str
+    ) -> None:
+        """A file without exactly 64 hex characters raises one ConfigError line naming it."""
+        path = tmp_path / "bad.key"
+        path.write_bytes(content)
+
+        with pytest.raises(ConfigError) as info:
+            load_key_file(path)
+
+        message = str(info.value)
+        assert "\n" not in message
+        assert message.startswith(f"{path}: ")
+        assert problem in message
+
+    def test_error_never_quotes_the_content(self, tmp_path: Path) -> None:
+        """The error for a near-miss key does not repeat any of the key material."""
+        path = tmp_path / "bad.key"
+        path.write_text(KEY.hex() + "0")
+
+        with pytest.raises(ConfigError) as info:
+            load_key_file(path)
+
+        assert KEY.hex()[:8] not in str(info.value)
+
+    def test_missing_file_raises_config_error(self, tmp_path: Path) -> None:
+        """A missing file raises a ConfigError (a BadInputError) naming the file."""
+        path = tmp_path / "missing.key"
+
+        with pytest.raises(BadInputError) as info:
+            load_key_file(path)
+
+        assert isinstance(info.value, ConfigError)
+        assert str(info.value).startswith(f"{path}: cannot read")
