@@ -217,8 +217,8 @@ class TestDemo:
         assert "❌ fetch_alerts" in captured.err
         assert "⏳ tool_search: query=storm warnings" in captured.err
         assert "✅ shell" in captured.err
-        everything = captured.out + captured.err + "".join(
-            p.read_text() for p in tmp_path.iterdir()
+        everything = (
+            captured.out + captured.err + "".join(p.read_text() for p in tmp_path.iterdir())
         )
         for secret in ("Tr0ub4dor-and-3", "sk-proj-9fK2mQ7xVb4LpR8sT1wZ6yN3cD5eH0jA"):
             assert secret not in everything

@@ -12,7 +12,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from .errors import ConfigError
 
@@ -86,7 +93,18 @@ class ReplaceWith(_Model):
     replace_with: str
 
 
-ApprovalAnswer = Literal["yes", "no", "always"] | ReplaceWith
+def _yaml_boolean_answer(value: Any) -> Any:
+    # YAML 1.1 reads bare `yes` / `no` as booleans; an operator who wrote them meant the words.
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return value
+
+
+ApprovalAnswer = Annotated[
+    Literal["yes", "no", "always"] | ReplaceWith, BeforeValidator(_yaml_boolean_answer)
+]
 
 
 class ApprovalConfig(_Model):

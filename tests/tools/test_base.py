@@ -53,7 +53,7 @@ class TestToolDecorator:
     def test_spec_is_what_the_model_sees(self):
         """`spec` carries name, description and parameters only."""
         spec = count.spec
-        assert ToolSpec == type(spec)
+        assert isinstance(spec, ToolSpec)
         assert ("count_words", "Count words.") == (spec.name, spec.description)
         assert Provenance.EXTENSION == count.provenance
 
@@ -113,20 +113,21 @@ class SchemaTool(Tool):
         return ToolResult.ok("ran")
 
 
-class TestJsonSchemaValidation:
-    SCHEMA = {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "minLength": 1},
-            "days": {"type": "integer", "minimum": 1, "maximum": 7},
-            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-            "mode": {"enum": ["fast", "slow"]},
-            "extra": {"type": ["string", "null"]},
-        },
-        "required": ["city"],
-        "additionalProperties": False,
-    }
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "minLength": 1},
+        "days": {"type": "integer", "minimum": 1, "maximum": 7},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "mode": {"enum": ["fast", "slow"]},
+        "extra": {"type": ["string", "null"]},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
 
+
+class TestJsonSchemaValidation:
     @pytest.mark.parametrize(
         ("args", "fragment"),
         [
@@ -143,14 +144,14 @@ class TestJsonSchemaValidation:
     )
     def test_violations_name_the_field(self, args, fragment):
         """Each violation is reported with its path and what is wrong."""
-        problem = SchemaTool(self.SCHEMA).validate_arguments(args)
+        problem = SchemaTool(SCHEMA).validate_arguments(args)
         assert isinstance(problem, ArgumentError)
         assert fragment in problem.message
 
     def test_valid_arguments_pass_unchanged(self):
         """Valid arguments are returned as given."""
         args = {"city": "a", "days": 3, "tags": ["x"], "mode": "fast", "extra": None}
-        assert args == SchemaTool(self.SCHEMA).validate_arguments(args)
+        assert args == SchemaTool(SCHEMA).validate_arguments(args)
 
     def test_top_level_must_be_an_object(self):
         """A non-object where the schema wants one fails at the top level."""

@@ -92,7 +92,7 @@ async def prepare_calls(
     for index, call in enumerate(calls):
         item = await _prepare_one(execution, state, tools, index, call)
         if item.runnable:
-            await _gate(execution, state, item, asked_now)
+            await _gate(execution, state, item, asked_now, exempt)
         if item.runnable:
             _dedup(item, seen, exempt)
         prepared.append(item)
@@ -159,10 +159,11 @@ def _with_delivery_default(tool: str, arguments: dict, channel: str) -> dict:
 def _validate(tool: Tool, arguments: dict) -> dict | ArgumentError:
     if tool.name not in MARKER_TOOLS or "approved" not in arguments:
         return tool.validate_arguments(arguments)
-    # The marker key is the runtime's, not the model's: validate without it.
+    # The marker key is the runtime's, not the model's: the model's value is discarded, so it
+    # is never validated. A schema that declares the key sees the runtime's `false` instead.
     properties = tool.parameters_schema().get("properties", {})
     if "approved" in properties:
-        return tool.validate_arguments(arguments)
+        return tool.validate_arguments({**arguments, "approved": False})
     return tool.validate_arguments({k: v for k, v in arguments.items() if k != "approved"})
 
 
@@ -171,6 +172,7 @@ async def _gate(
     state: TurnState,
     item: PreparedCall,
     asked_now: set[str],
+    exempt: set[str] | frozenset[str],
 ) -> None:
     assert item.tool is not None
     slot, name = item.slot, item.tool.name
@@ -178,6 +180,11 @@ async def _gate(
     if requirement is Requirement.PROMPT:
         item.needs_approval = True
         key = canonical_key(name, slot.arguments)
+        if name == "shell" and key in asked_now and name not in exempt:
+            # An identical repeat in this response is a duplicate (step 7); asking about it
+            # again would consume a second answer for a call that will be skipped anyway.
+            slot.fill(ToolOutcome.DEDUPLICATED, duplicate_text(slot.name))
+            return
         if name == "shell" and key in state.prompted_calls:
             raise TurnAborted(shell_repeat_abort_text(name))
         asked_now.add(key)

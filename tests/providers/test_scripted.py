@@ -1,0 +1,48 @@
+"""`ScriptedProvider` replays responses in order and says when the script runs out."""
+
+from __future__ import annotations
+
+import pytest
+
+from zeroclaw_obs.errors import ScenarioExhaustedError
+from zeroclaw_obs.providers.base import NativeToolCall, ProviderRequest, Usage
+from zeroclaw_obs.providers.scripted import ScriptedProvider
+from zeroclaw_obs.scenario import ScenarioResponse
+
+REQUEST = ProviderRequest(messages=[{"role": "user", "content": "hi"}])
+
+
+class TestScriptedProvider:
+    async def test_replays_in_order(self):
+        """Responses come back in script order, tool calls as native calls."""
+        provider = ScriptedProvider(
+            [
+                ScenarioResponse(tool_calls=[{"id": "c1", "name": "t", "arguments": {"a": 1}}]),
+                ScenarioResponse(text="done", usage={"input_tokens": 5, "output_tokens": 2}),
+            ]
+        )
+        first = await provider.complete(REQUEST)
+        second = await provider.complete(REQUEST)
+        assert [NativeToolCall(id="c1", name="t", arguments={"a": 1})] == first.tool_calls
+        assert ("done", Usage(input_tokens=5, output_tokens=2)) == (second.text, second.usage)
+        assert 0 == provider.remaining
+        assert [REQUEST, REQUEST] == provider.requests
+
+    async def test_exhausted_script_is_bad_input(self):
+        """Asking past the end raises `ScenarioExhaustedError` naming the call number."""
+        provider = ScriptedProvider([ScenarioResponse(text="x")], source="f.yaml")
+        await provider.complete(REQUEST)
+        with pytest.raises(ScenarioExhaustedError) as info:
+            await provider.complete(REQUEST)
+        expected = "f.yaml: responses: no response left for provider call 2 (the script has 1)"
+        assert expected == str(info.value)
+
+    async def test_usage_is_estimated_when_not_scripted(self):
+        """Without scripted usage the provider still reports plausible token counts."""
+        response = await ScriptedProvider([ScenarioResponse(text="x" * 40)]).complete(REQUEST)
+        assert response.usage.input_tokens > 0
+        assert 10 == response.usage.output_tokens
+
+    def test_capabilities(self):
+        """`native_tools` is a property the loop reads, set from the scenario."""
+        assert not ScriptedProvider([ScenarioResponse(text="x")], native_tools=False).native_tools

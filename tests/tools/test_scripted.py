@@ -1,0 +1,44 @@
+"""Scripted tools: the first matching rule wins; output, error, raise, hang and delay."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from zeroclaw_obs.scenario import ScenarioTool
+from zeroclaw_obs.tools.base import ToolResult
+from zeroclaw_obs.tools.scripted import ScriptedTool, ScriptedToolError
+
+
+def make(*rules: dict) -> ScriptedTool:
+    return ScriptedTool(ScenarioTool(name="t", responses=list(rules)))
+
+
+class TestScriptedTool:
+    async def test_first_matching_rule_wins(self):
+        """The first rule whose `when` keys all equal the arguments answers."""
+        tool = make(
+            {"when": {"city": "Paris"}, "output": "18C"},
+            {"when": {"city": "Paris", "units": "f"}, "output": "64F"},
+            {"default": {"error": "city not found"}},
+        )
+        assert ToolResult.ok("18C") == await tool.execute({"city": "Paris", "units": "f"})
+        assert ToolResult.fail("city not found") == await tool.execute({"city": "Rome"})
+
+    async def test_raise(self):
+        """A `raise` rule raises with its message."""
+        with pytest.raises(ScriptedToolError, match="boom"):
+            await make({"default": {"raise": "boom"}}).execute({})
+
+    async def test_hang_until_cancelled(self):
+        """A `hang` rule never returns on its own."""
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.02):
+                await make({"default": {"hang": True}}).execute({})
+
+    async def test_no_matching_rule_is_a_failed_result(self):
+        """With no rule matching and no default, the call fails readably."""
+        result = await make({"when": {"a": 1}, "output": "x"}).execute({"a": 2})
+        assert not result.success
+        assert "no scripted response matches" in result.error
