@@ -235,3 +235,71 @@ class TestDemo:
         )
         assert 0 == done.returncode, done.stderr
         assert "Paris is 18C" in done.stdout
+
+
+class TestInteractiveApproval:
+    def run_on_tty(self, tmp_path: Path, answer: bytes) -> tuple[int, str, list[dict]]:
+        """Run a prompt-required call on a real pseudo-terminal and type `answer`."""
+        import os
+        import pty
+        import select
+
+        shell = {
+            "name": "shell",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+            "responses": [{"default": {"output": "done"}}],
+        }
+        data = scenario(
+            tools=[shell],
+            responses=[
+                {"tool_calls": [{"id": "s1", "name": "shell", "arguments": {"command": "ls"}}]},
+                {"text": "finished"},
+            ],
+        )
+        path = write(tmp_path, data)
+        audit = tmp_path / "audit.jsonl"
+        leader, follower = pty.openpty()
+        script = Path(sys.executable).parent / "zeroclaw-obs"
+        process = subprocess.Popen(
+            [str(script), "run", "--scenario", str(path), f"--audit-out={audit}"],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            close_fds=True,
+        )
+        os.close(follower)
+        screen = b""
+        try:
+            while b"[A]lways for shell: " not in screen:
+                ready, _, _ = select.select([leader], [], [], 20)
+                assert ready, f"no prompt; screen so far: {screen!r}"
+                screen += os.read(leader, 4096)
+            os.write(leader, answer)
+            code = process.wait(timeout=20)
+            while select.select([leader], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(leader, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                screen += chunk
+        finally:
+            process.kill()
+            os.close(leader)
+        entries = [json.loads(x) for x in audit.read_text().splitlines()]
+        return code, screen.decode("utf-8", "replace"), entries
+
+    def test_yes_at_the_terminal_runs_the_call(self, tmp_path):
+        """On a real TTY `y` approves: the call runs and the audit says `yes` from `cli`."""
+        code, screen, entries = self.run_on_tty(tmp_path, b"y\n")
+        assert 0 == code
+        assert "✅ shell" in screen
+        assert [("yes", "cli")] == [(e["decision"], e["surface"]) for e in entries]
+
+    def test_anything_else_is_no(self, tmp_path):
+        """On a real TTY any other answer is No: `Denied by user.`"""
+        code, screen, entries = self.run_on_tty(tmp_path, b"nope\n")
+        assert 0 == code
+        assert "❌ shell (0.0s): Denied by user." in screen
+        assert [("no", "cli")] == [(e["decision"], e["surface"]) for e in entries]

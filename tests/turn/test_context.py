@@ -1,0 +1,64 @@
+"""Resolved context: the turn's cancel scope."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from zeroclaw_obs.turn.context import TurnCancellation, TurnState
+
+
+class TestTurnCancellation:
+    async def test_cancel_cancels_the_bound_task(self):
+        """`cancel()` cancels the task the scope is bound to, and `owns` recognises it."""
+        scope = TurnCancellation()
+        caught: list[bool] = []
+
+        async def turn() -> None:
+            with scope.scope():
+                try:
+                    await asyncio.sleep(10)
+                except asyncio.CancelledError as exc:
+                    caught.append(scope.owns(exc))
+                    scope.absorb()
+
+        task = asyncio.create_task(turn())
+        await asyncio.sleep(0)
+        scope.cancel()
+        await task
+        assert [True] == caught
+        assert scope.requested
+
+    async def test_foreign_cancellation_is_not_owned(self):
+        """A CancelledError the scope did not request is not the scope's."""
+        assert not TurnCancellation().owns(asyncio.CancelledError())
+
+    async def test_cancel_before_bind_cancels_on_bind(self):
+        """A cancel requested before the turn starts takes effect when it binds."""
+        scope = TurnCancellation()
+        scope.cancel()
+
+        async def turn() -> None:
+            with scope.scope():
+                await asyncio.sleep(10)
+
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.create_task(turn())
+
+    async def test_cancel_after_the_scope_is_a_no_op_for_the_task(self):
+        """After the scope closes, `cancel()` no longer touches the task."""
+        scope = TurnCancellation()
+        with scope.scope():
+            pass
+        scope.cancel()
+        await asyncio.sleep(0)
+        assert 0 == asyncio.current_task().cancelling()
+
+
+class TestTurnState:
+    def test_each_turn_gets_its_own_id_and_history(self):
+        """Two turns never share an id or a history list."""
+        a, b = TurnState(user_message="x"), TurnState(user_message="x")
+        assert a.turn_id != b.turn_id
+        assert a.messages is not b.messages
