@@ -238,11 +238,15 @@ class TestDemo:
 
 
 class TestInteractiveApproval:
-    def run_on_tty(self, tmp_path: Path, answer: bytes) -> tuple[int, str, list[dict]]:
-        """Run a prompt-required call on a real pseudo-terminal and type `answer`."""
+    def run_on_tty(self, tmp_path: Path, answer: bytes | None) -> tuple[int, str, list[dict]]:
+        """Run a prompt-required call on a real pseudo-terminal and type `answer`.
+
+        With `answer=None` the operator presses Ctrl-C (SIGINT) at the prompt instead.
+        """
         import os
         import pty
         import select
+        import signal
 
         shell = {
             "name": "shell",
@@ -274,7 +278,10 @@ class TestInteractiveApproval:
                 ready, _, _ = select.select([leader], [], [], 20)
                 assert ready, f"no prompt; screen so far: {screen!r}"
                 screen += os.read(leader, 4096)
-            os.write(leader, answer)
+            if answer is None:
+                process.send_signal(signal.SIGINT)
+            else:
+                os.write(leader, answer)
             code = process.wait(timeout=20)
             while select.select([leader], [], [], 0.2)[0]:
                 try:
@@ -287,8 +294,8 @@ class TestInteractiveApproval:
         finally:
             process.kill()
             os.close(leader)
-        entries = [json.loads(x) for x in audit.read_text().splitlines()]
-        return code, screen.decode("utf-8", "replace"), entries
+        lines = audit.read_text().splitlines() if audit.exists() else []
+        return code, screen.decode("utf-8", "replace"), [json.loads(x) for x in lines]
 
     def test_yes_at_the_terminal_runs_the_call(self, tmp_path):
         """On a real TTY `y` approves: the call runs and the audit says `yes` from `cli`."""
@@ -303,3 +310,11 @@ class TestInteractiveApproval:
         assert 0 == code
         assert "❌ shell (0.0s): Denied by user." in screen
         assert [("no", "cli")] == [(e["decision"], e["surface"]) for e in entries]
+
+    def test_ctrl_c_at_the_prompt_cancels_without_waiting_for_enter(self, tmp_path):
+        """Ctrl-C while the operator is being asked ends the turn as cancelled (exit 130)."""
+        code, screen, entries = self.run_on_tty(tmp_path, None)
+        assert 130 == code
+        assert "❌ shell (0.0s): [interrupted by user before this tool produced a result]" in screen
+        assert "Turn cancelled." in screen
+        assert [] == entries

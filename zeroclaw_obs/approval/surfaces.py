@@ -20,10 +20,12 @@ Risky parts:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import logging
 import re
 import sys
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
@@ -244,8 +246,8 @@ class TerminalPrompter:
     async def ask(self, request: ApprovalRequest) -> SurfaceAnswer:
         """Print a summary of the call and the prompt, then read one line.
 
-        The line is read in a worker thread (`asyncio.to_thread`) so other tasks keep running
-        while the operator thinks.
+        The line is read in a daemon thread so other tasks keep running while the operator
+        thinks, and a cancelled turn never waits for the operator to press Enter.
 
         Args:
             request: the call; its `arguments_summary` is already redacted.
@@ -270,10 +272,26 @@ class TerminalPrompter:
             pass  # The question could not be shown; the read below still decides (No on EOF).
 
     async def _read_line(self) -> str:
-        try:
-            return await asyncio.to_thread(self._input.readline)
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-            return ""  # A read error is No (LIFECYCLE §5).
+        # A daemon thread, not the loop's default executor: `asyncio.run` joins executor threads
+        # at shutdown, so a Ctrl-C during the prompt would otherwise hang until Enter is pressed.
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        stream = self._input
+
+        def deliver(line: str) -> None:
+            if not answer.done():
+                answer.set_result(line)
+
+        def read() -> None:
+            try:
+                line = stream.readline()
+            except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+                line = ""  # A read error is No (LIFECYCLE §5).
+            with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+                loop.call_soon_threadsafe(deliver, line)
+
+        threading.Thread(target=read, name="zeroclaw-approval-prompt", daemon=True).start()
+        return await answer
 
     @staticmethod
     def _parse(line: str) -> Decision:
