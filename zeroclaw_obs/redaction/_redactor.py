@@ -1,9 +1,9 @@
 """The one `Redactor` every outward surface uses: text rules plus key-aware masking of values.
 
-This module owns how rules are applied: the prefilter that lets clean text cost a few substring
-scans, the substitution itself, the allowlist, the per-rule counts, and the recursive walk over
-JSON-like values that masks whatever sits under a sensitive key. The rules themselves, and their
-order, live in `_rules.py`.
+This module owns how rules are applied: the prefilter that lets clean text cost a few
+character and substring scans (see `Rule`), the substitution itself, the allowlist, the
+per-rule counts, and the recursive walk over JSON-like values that masks whatever sits under a
+sensitive key. The rules themselves, and their order, live in `_rules.py`.
 
 Risky parts:
 - This is on the hot path of every tool call (span attributes, logs, events, history). All
@@ -11,8 +11,8 @@ Risky parts:
 - A replacement never contains any part of the secret, and reports carry counts, never text.
 - `redact_value` builds new containers and never mutates its input, because the raw arguments
   are still needed by the tool call and the receipt.
-- The sensitive-key cache is a plain dict shared by threads; a lost race only costs a
-  recomputation of the same answer.
+- The sensitive-key cache and the plan cache (which rules to run for which gate characters)
+  are plain dicts shared by threads; a lost race only recomputes the same answer.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
 from ._rules import (
     DEFAULT_RULE_IDS,
     DEFAULT_SENSITIVE_KEYS,
@@ -44,6 +43,14 @@ _MARKER = re.compile(r"\[REDACTED:[a-z][a-z0-9_]{0,63}\]")
 _KEY_CACHE_LIMIT = 4096
 _SENSITIVE_MARKER = marker(SENSITIVE_KEY_RULE_ID)
 _DEPTH_MARKER = marker("max_depth")
+
+
+class RedactionConfigError(ValueError):
+    """Raised by `Redactor.from_config` when a rule, allowlist entry or key is invalid.
+
+    A plain `ValueError` subclass so this package stays a leaf that imports nothing of ours;
+    `config.py` turns it into a `ConfigError` naming the file.
+    """
 
 
 class Redactor:
@@ -93,29 +100,35 @@ class Redactor:
             A new `Redactor`.
 
         Raises:
-            ConfigError: a rule id is not snake_case or clashes with a default rule, a pattern
-                does not compile or matches the empty string, or a sensitive key is blank.
+            RedactionConfigError: a rule id is not snake_case or clashes with a default rule,
+                a pattern does not compile or matches the empty string, or a sensitive key is blank.
                 The message names the rule id or key.
         """
         compiled: list[Rule] = []
         reserved = {*DEFAULT_RULE_IDS, SENSITIVE_KEY_RULE_ID, "max_depth"}
         for rule_id, pattern in (extra_rules or {}).items():
             if not _RULE_ID.fullmatch(rule_id):
-                raise ConfigError(f"redaction rule {rule_id!r}: id must be snake_case")
+                raise RedactionConfigError(f"redaction rule {rule_id!r}: id must be snake_case")
             if rule_id in reserved:
-                raise ConfigError(f"redaction rule {rule_id!r}: id is already a default rule")
+                raise RedactionConfigError(
+                    f"redaction rule {rule_id!r}: id is already a default rule"
+                )
             try:
                 regex = re.compile(pattern)
             except (re.error, TypeError) as exc:
-                raise ConfigError(f"redaction rule {rule_id!r}: invalid regex: {exc}") from exc
+                raise RedactionConfigError(
+                    f"redaction rule {rule_id!r}: invalid regex: {exc}"
+                ) from exc
             if regex.fullmatch("") is not None:
-                raise ConfigError(f"redaction rule {rule_id!r}: pattern matches empty text")
+                raise RedactionConfigError(
+                    f"redaction rule {rule_id!r}: pattern matches empty text"
+                )
             compiled.append(Rule(rule_id, regex))
         names = set(DEFAULT_SENSITIVE_KEYS)
         for key in extra_sensitive_keys or ():
             normalised = normalise_key(key).strip("_")
             if not normalised:
-                raise ConfigError(f"redaction sensitive key {key!r}: must not be blank")
+                raise RedactionConfigError(f"redaction sensitive key {key!r}: must not be blank")
             names.add(normalised)
         redactor = cls.__new__(cls)
         redactor._configure(
@@ -174,10 +187,11 @@ class Redactor:
         Dicts, lists and tuples are rebuilt (as plain `dict`, `list`, `tuple`) and strings,
         including dict keys, pass through `redact_text`. Under a sensitive key
         (see `DEFAULT_SENSITIVE_KEYS`: `password`, `api_key`, `authorization`, … matched as
-        whole words, so `max_tokens` or `secret_name` are not sensitive) every non-empty string
-        and every number is replaced by `[REDACTED:sensitive_key]`, at any depth below it;
-        `None`, booleans and empty strings stay, since they reveal nothing. Other objects are
-        returned as they are. The input is never mutated.
+        whole words, so `max_tokens` or `secret_name` are not sensitive) every scalar at any
+        depth below it is replaced by `[REDACTED:sensitive_key]`, except `None`, booleans and
+        empty strings, which reveal nothing. Elsewhere, objects other than strings and
+        containers (numbers, bytes, models) are returned as they are: dump models to JSON-like
+        data first. The input is never mutated.
 
         Args:
             v: a value such as tool arguments or a parsed tool result.
@@ -284,11 +298,13 @@ class Redactor:
         return "".join(pieces), len(pieces) // 2
 
     def _mask(self, v: Any, counts: dict[str, int] | None) -> Any:
-        """Replace one scalar found under a sensitive key."""
+        """Replace one scalar found under a sensitive key; only what reveals nothing stays."""
+        if v is None or isinstance(v, bool):
+            return v
         if isinstance(v, str):
             if not v or v in self._allow or _MARKER.fullmatch(v):
                 return v
-        elif isinstance(v, bool) or not isinstance(v, int | float):
+        elif isinstance(v, bytes | bytearray) and not v:
             return v
         if counts is not None:
             counts[SENSITIVE_KEY_RULE_ID] = counts.get(SENSITIVE_KEY_RULE_ID, 0) + 1

@@ -50,31 +50,11 @@ SENSITIVE_KEY_RULE_ID = "sensitive_key"
 
 DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
     {
-        "access_token",
-        "api_key",
-        "apikey",
-        "auth_token",
-        "authorization",
-        "client_secret",
-        "cookie",
-        "credential",
-        "credentials",
-        "id_token",
-        "passphrase",
-        "passwd",
-        "password",
-        "private_key",
-        "proxy_authorization",
-        "pwd",
-        "refresh_token",
-        "secret",
-        "secret_access_key",
-        "secret_key",
-        "session",
-        "session_token",
-        "set_cookie",
-        "token",
-        "x_api_key",
+        *("password", "passwd", "pwd", "passphrase", "private_key", "credential", "credentials"),
+        *("secret", "client_secret", "secret_key", "secret_access_key", "session"),
+        *("token", "access_token", "refresh_token", "id_token", "auth_token", "session_token"),
+        *("api_key", "apikey", "x_api_key", "authorization", "proxy_authorization"),
+        *("cookie", "set_cookie"),
     }
 )
 """Normalised key names (see `normalise_key`) whose values are masked whole."""
@@ -125,10 +105,11 @@ class Rule:
     replaces; whatever the match holds before it (a key, a scheme word, a quote) is kept.
 
     The prefilter is what makes clean text cheap. `gates` are single characters one of which
-    every match contains; CPython finds a single character with `memchr`, so a rule whose gate
-    is absent costs a few nanoseconds. `anchors` are substrings where every match starts (or,
-    with `run_before`, that every match contains); the regex runs only at their occurrences
-    instead of at every position of the text. A rule with no anchors scans the whole text.
+    the text must hold wherever the rule matches (in the match or in its lookahead); CPython
+    finds a single character with `memchr`, so a rule whose gates are absent costs nanoseconds.
+    `anchors` are substrings where every match starts (or, with `run_before`, that every match
+    contains); the regex runs only at their occurrences instead of at every position of the
+    text. A rule with no anchors scans the whole text.
     """
 
     rule_id: str
@@ -197,6 +178,7 @@ def token_rules() -> tuple[Rule, ...]:
             rf"{_BOUNDARY}(?:gh[pousr]_[A-Za-z0-9]{{36,255}}|github_pat_[A-Za-z0-9_]{{22,255}})"
             rf"{_END}",
             "gh",
+            "github_pat_",
             gates="_",
         ),
         _token(
@@ -351,7 +333,7 @@ def context_rules(sensitive: frozenset[str], *, pii: bool) -> tuple[Rule, ...]:
             Rule(
                 "key_value",
                 re.compile(
-                    rf"(?i)--[A-Za-z0-9_-]{{0,40}}?(?:{keywords})[ \t]++{opening}"
+                    rf"(?i)(?<!-)--(?=[a-z0-9])[a-z0-9_-]{{0,40}}?(?:{keywords})[ \t]++{opening}"
                     rf"{_MARKER_GUARD}{secret}"
                 ),
                 anchors=("--",),

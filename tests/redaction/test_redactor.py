@@ -1,0 +1,501 @@
+"""Tests for `zeroclaw_obs.redaction.Redactor`: text rules, key-aware values, reports, config.
+
+Test secrets are assembled from pieces so that secret scanners do not flag this file.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+import uuid
+from types import MappingProxyType
+
+import pytest
+
+from zeroclaw_obs.receipts import ReceiptGenerator
+from zeroclaw_obs.redaction import (
+    DEFAULT_RULE_IDS,
+    DEFAULT_SENSITIVE_KEYS,
+    MAX_DEPTH,
+    SENSITIVE_KEY_RULE_ID,
+    RedactionConfigError,
+    Redactor,
+)
+
+MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+
+JWT = (
+    "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJ" + "zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+AWS_KEY_ID = "AKIA" + "Z7Q3RXPL4MWN2VBT"
+GITHUB_PAT = "ghp" + "_Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8"
+GITHUB_FINE = "github" + "_pat_11ABCDEFG0aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+SLACK = "xox" + "b-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+OPENAI = "sk-" + "proj-Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7"
+OPENAI_LEGACY = "sk-" + "Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7Ab6Cd5Ef"
+ANTHROPIC = "sk-" + "ant-api03-Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7-AbCd"
+STRIPE = "sk" + "_live_51HxYzAbCdEfGhIjKlMnOpQrSt"
+GOOGLE = "AIza" + "SyXa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9"
+PEM_BODY = "MIIEowIBAAKCAQEAx9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7\nAb6Cd5Ef4Gh3Ij2Kl1Mn0Op9Qr8St7"
+PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "\n-----END RSA PRIVATE KEY-----"
+OPENSSH_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
+
+# rule id, text holding the secret, the secret (what must be gone), expected output
+POSITIVE = [
+    ("key_value", "password=hunter2-correct-horse", "hunter2-correct-horse",
+     "password=[REDACTED:key_value]"),
+    ("key_value", "token: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c",
+     "token: [REDACTED:key_value]"),
+    ("key_value", "GET /v1?api_key=Zq8Wx7Vc6Bn5Ml4K&page=2", "Zq8Wx7Vc6Bn5Ml4K",
+     "GET /v1?api_key=[REDACTED:key_value]&page=2"),
+    ("key_value", '{"user": "bob", "password": "s3cr3t pass phrase!"}', "s3cr3t pass phrase!",
+     '{"user": "bob", "password": "[REDACTED:key_value]"}'),
+    ("key_value", '{\\"client_secret\\": \\"Zq8Wx7Vc6Bn5Ml4K\\"}', "Zq8Wx7Vc6Bn5Ml4K",
+     '{\\"client_secret\\": \\"[REDACTED:key_value]\\"}'),
+    ("key_value", "export DB_PASSWORD='p@ss w0rd with spaces'", "p@ss w0rd with spaces",
+     "export DB_PASSWORD='[REDACTED:key_value]'"),
+    ("key_value", "mysql --password Zq8Wx7Vc6Bn5Ml4K --user root", "Zq8Wx7Vc6Bn5Ml4K",
+     "mysql --password [REDACTED:key_value] --user root"),
+    ("key_value", "apiKey: Zq8Wx7Vc6Bn5Ml4K", "Zq8Wx7Vc6Bn5Ml4K",
+     "apiKey: [REDACTED:key_value]"),
+    ("key_value", "Authorization: Bearer short12", "Bearer short12",
+     "Authorization: Bearer [REDACTED:key_value]"),
+    ("key_value", "Authorization: CustomScheme Zq8Wx7Vc6Bn5Ml4K\nHost: x", "Zq8Wx7Vc6Bn5Ml4K",
+     "Authorization: [REDACTED:key_value]\nHost: x"),
+    ("key_value", "Cookie: sid=Zq8Wx7Vc6Bn5Ml4K; theme=dark\n", "Zq8Wx7Vc6Bn5Ml4K",
+     "Cookie: [REDACTED:key_value]\n"),
+    ("bearer", "curl -H 'Authorization: Bearer Zq8Wx7Vc6Bn5Ml4K.x_y'", "Zq8Wx7Vc6Bn5Ml4K.x_y",
+     "curl -H 'Authorization: Bearer [REDACTED:bearer]'"),
+    ("bearer", "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=", "dXNlcm5hbWU6cGFzc3dvcmQ=",
+     "Authorization: Basic [REDACTED:bearer]"),
+    ("jwt", f"session cookie {JWT} set", JWT, "session cookie [REDACTED:jwt] set"),
+    ("aws_access_key_id", f"id={AWS_KEY_ID}\n", AWS_KEY_ID, "id=[REDACTED:aws_access_key_id]\n"),
+    ("github_token", f"using {GITHUB_PAT} now", GITHUB_PAT, "using [REDACTED:github_token] now"),
+    ("github_token", f"GH={GITHUB_FINE}", GITHUB_FINE, "GH=[REDACTED:github_token]"),
+    ("slack_token", f"slack {SLACK}.", SLACK, "slack [REDACTED:slack_token]."),
+    ("openai_key", f"key {OPENAI} ok", OPENAI, "key [REDACTED:openai_key] ok"),
+    ("openai_key", f"({OPENAI_LEGACY})", OPENAI_LEGACY, "([REDACTED:openai_key])"),
+    ("anthropic_key", f'"{ANTHROPIC}"', ANTHROPIC, '"[REDACTED:anthropic_key]"'),
+    ("stripe_key", f"stripe {STRIPE}", STRIPE, "stripe [REDACTED:stripe_key]"),
+    ("google_api_key", f"maps?k={GOOGLE}&z=1", GOOGLE, "maps?k=[REDACTED:google_api_key]&z=1"),
+    ("private_key_block", f"key:\n{PRIVATE_KEY}\ndone", PEM_BODY,
+     "key:\n[REDACTED:private_key_block]\ndone"),
+    ("private_key_block", f"{OPENSSH_KEY}\n", OPENSSH_KEY, "[REDACTED:private_key_block]\n"),
+    ("private_key_block", "-----BEGIN EC PRIVATE KEY-----\n" + PEM_BODY, PEM_BODY,
+     "[REDACTED:private_key_block]"),
+    ("url_credentials", "postgres://admin:Zq8Wx7Vc6Bn5Ml4K@db.internal:5432/app",
+     "admin:Zq8Wx7Vc6Bn5Ml4K", "postgres://[REDACTED:url_credentials]@db.internal:5432/app"),
+    ("url_credentials", "redis://:Zq8Wx7Vc6Bn5Ml4K@cache:6379", ":Zq8Wx7Vc6Bn5Ml4K",
+     "redis://[REDACTED:url_credentials]@cache:6379"),
+    ("email", "mail jane.doe+agents@example.co.uk today", "jane.doe+agents@example.co.uk",
+     "mail [REDACTED:email] today"),
+]  # fmt: skip
+
+# rule id, text that only looks like a secret and must stay exactly as it is
+LOOK_ALIKES = [
+    ("key_value", "see the password reset page; passwords: 3 rules"),
+    ("key_value", "max_tokens=100 input_tokens: 50 token_count=3 secret_name=prod-db"),
+    ("key_value", '{"token": null, "password": "", "secret": true}'),
+    ("key_value", "run with --password-file /etc/pw and --max-tokens 100"),
+    ("bearer", "Bearer token authentication. Basic usage: see docs"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9 alone, and eyJ.a.b"),
+    ("aws_access_key_id", "AKIAFOO and XAKIAZ7Q3RXPL4MWN2VBT"),
+    ("github_token", "the ghp_ prefix and ghp_short"),
+    ("slack_token", "xoxb-token-here"),
+    ("openai_key", "sk-learn-compatible-estimators-list and task-Xa9Bc8De7Fg6Hi5Jk4Lm3No2"),
+    ("anthropic_key", "sk-ant-short"),
+    ("stripe_key", "sk_test_helper and risk_live_dashboard_2024_report"),
+    ("google_api_key", "AIzaShort"),
+    ("private_key_block", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----"),
+    ("url_credentials", "https://example.com:8443/path?q=1 and ssh://host/repo"),
+    ("email", "user@localhost, @decorator, a@b"),
+]
+
+
+def _full_scan(redactor: Redactor, text: str) -> str:
+    """Reference redaction: every rule's regex over the whole text, no prefilter at all."""
+    for rule in redactor._rules:
+        pieces, last = [], 0
+        for match in rule.pattern.finditer(text):
+            start, end = match.span(rule.group)
+            pieces += [text[last:start], rule.label]
+            last = end
+        text = "".join([*pieces, text[last:]])
+    return text
+
+
+def _fuzz_corpus(count: int) -> list[str]:
+    """Texts that splice secrets, look-alikes and noise together with random separators."""
+    rng = random.Random(20240601)
+    parts = [text for _, text, _, _ in POSITIVE] + [text for _, text in LOOK_ALIKES]
+    noise = ["", " ", "\n", "=", ":", "_", "-", "--", "@", "x", "A", '"', "'", "://", "İ"]
+    corpus = []
+    for _ in range(count):
+        chosen = rng.sample(parts, 3)
+        pieces = [rng.choice(noise) + (p.upper() if rng.random() < 0.2 else p) for p in chosen]
+        corpus.append(rng.choice(noise).join(pieces))
+    return corpus
+
+
+def _assert_no_piece(secret: str, text: str) -> None:
+    """No 12-character piece of `secret` (or the whole of a shorter one) is left in `text`."""
+    width = min(12, len(secret))
+    for i in range(len(secret) - width + 1):
+        assert secret[i : i + width] not in text
+
+
+class TestRedactor:
+    @pytest.mark.parametrize(("rule_id", "text", "secret", "expected"), POSITIVE)
+    def test_rule_redacts_positive_example(
+        self, rule_id: str, text: str, secret: str, expected: str
+    ) -> None:
+        """Each default rule replaces its secret by `[REDACTED:<rule_id>]` and keeps the rest."""
+        redacted, report = Redactor().redact_text_report(text)
+
+        assert expected == redacted
+        assert {rule_id: 1} == report
+        _assert_no_piece(secret, redacted)
+
+    @pytest.mark.parametrize(("rule_id", "text"), LOOK_ALIKES)
+    def test_rule_keeps_look_alike(self, rule_id: str, text: str) -> None:
+        """Text that only resembles a rule's secret is left exactly as it is."""
+        assert text == Redactor().redact_text(text)
+
+    @pytest.mark.parametrize(("rule_id", "text", "secret", "expected"), POSITIVE)
+    def test_redaction_is_idempotent(
+        self, rule_id: str, text: str, secret: str, expected: str
+    ) -> None:
+        """Redacting already-redacted text changes nothing and reports nothing."""
+        redactor = Redactor()
+        once = redactor.redact_text(text)
+
+        assert (once, {}) == redactor.redact_text_report(once)
+
+    def test_idempotent_on_mixed_document(self) -> None:
+        """A document with every kind of secret is stable after one pass."""
+        document = "\n".join(text for _, text, _, _ in POSITIVE)
+        redactor = Redactor()
+        once = redactor.redact_text(document)
+
+        assert once == redactor.redact_text(once)
+        for _, _, secret, _ in POSITIVE:
+            _assert_no_piece(secret, once)
+
+    def test_prefilter_gives_the_same_result_as_a_full_scan(self) -> None:
+        """Gates and anchors only skip work: the output equals running every regex everywhere."""
+        redactor = Redactor()
+
+        for text in _fuzz_corpus(400):
+            assert _full_scan(redactor, text) == redactor.redact_text(text)
+
+    def test_specific_rule_wins_over_key_value(self) -> None:
+        """A known token under a sensitive key is reported by its token rule, once."""
+        redacted, report = Redactor().redact_text_report(f"token={GITHUB_PAT}")
+
+        assert "token=[REDACTED:github_token]" == redacted
+        assert {"github_token": 1} == report
+
+    def test_keeps_receipts_ids_and_digests(self) -> None:
+        """Receipts, UUIDs, git SHAs, sha256 digests and ordinary prose pass untouched."""
+        generators = [ReceiptGenerator() for _ in range(200)]
+        receipts = [
+            g.generate("t", {"a": i}, "r", 1_700_000_000 + i) for i, g in enumerate(generators)
+        ]
+        text = "\n".join(
+            [
+                *(f"ok\n\n[receipt: {receipt}]" for receipt in receipts),
+                *(str(uuid.uuid4()) for _ in range(50)),
+                "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+                "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                "Use the password reset page if you forgot your password.",
+            ]
+        )
+
+        assert text == Redactor().redact_text(text)
+
+    def test_report_counts_per_rule_without_text(self) -> None:
+        """The report counts replacements per rule id and holds no matched text."""
+        text = f"a@example.com, b@example.org, {JWT}, password=Zq8Wx7Vc6Bn5Ml4K"
+
+        redacted, report = Redactor().redact_text_report(text)
+
+        assert {"email": 2, "jwt": 1, "key_value": 1} == report
+        assert all(isinstance(count, int) for count in report.values())
+        assert "[REDACTED:email], [REDACTED:email], [REDACTED:jwt]" in redacted
+
+    def test_clean_text_is_returned_unchanged(self) -> None:
+        """Text with nothing to redact comes back equal, with an empty report."""
+        text = "The weather in Paris is 18C and clear; Oslo is 7C with light rain."
+
+        assert (text, {}) == Redactor().redact_text_report(text)
+
+    def test_text_whose_lowercase_is_longer_still_redacts(self) -> None:
+        """Characters that lengthen when lower-cased (`İ`) do not let a secret through."""
+        text = "İstanbul İ password=Zq8Wx7Vc6Bn5Ml4K"
+
+        assert "İstanbul İ password=[REDACTED:key_value]" == Redactor().redact_text(text)
+
+    def test_rule_ids(self) -> None:
+        """A default redactor runs the default rules, in the documented order."""
+        assert DEFAULT_RULE_IDS == Redactor().rule_ids
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "password",
+            "PASSWORD",
+            "Passwd",
+            "pwd",
+            "secret",
+            "client_secret",
+            "clientSecret",
+            "token",
+            "access_token",
+            "refresh-token",
+            "api_key",
+            "apikey",
+            "api-key",
+            "apiKey",
+            "Authorization",
+            "cookie",
+            "Set-Cookie",
+            "private_key",
+            "credential",
+            "credentials",
+            "session",
+            "X-Api-Key",
+            "db_password",
+            "github_token",
+        ],
+    )
+    def test_sensitive_keys(self, key: str) -> None:
+        """Sensitive names match case-insensitively, with `-`/`_`/camelCase normalised."""
+        assert True is Redactor().is_sensitive_key(key)
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "secret_name",
+            "token_count",
+            "max_tokens",
+            "maxTokens",
+            "input_tokens",
+            "tokenizer",
+            "password_hint",
+            "author",
+            "city",
+            "api_key_id",
+        ],
+    )
+    def test_non_sensitive_keys(self, key: str) -> None:
+        """Keys that merely contain a sensitive word are not sensitive."""
+        assert False is Redactor().is_sensitive_key(key)
+
+    def test_redact_value_masks_sensitive_keys_at_depth(self) -> None:
+        """Values under sensitive keys are masked at any depth and the structure is kept."""
+        value = {
+            "city": "Paris",
+            "max_tokens": 100,
+            "auth": {"api_key": "Zq8Wx7Vc6Bn5Ml4K", "Password": 123456, "user": "bob"},
+            "calls": [
+                {"headers": {"Authorization": "Bearer x", "Accept": "json"}},
+                ("keep", {"client-secret": "Zq8Wx7Vc6Bn5Ml4K"}),
+            ],
+            "token": None,
+            "refresh_token": "",
+            "session": True,
+        }
+
+        redacted, report = Redactor().redact_value_report(value)
+
+        assert {
+            "city": "Paris",
+            "max_tokens": 100,
+            "auth": {
+                "api_key": "[REDACTED:sensitive_key]",
+                "Password": "[REDACTED:sensitive_key]",
+                "user": "bob",
+            },
+            "calls": [
+                {"headers": {"Authorization": "[REDACTED:sensitive_key]", "Accept": "json"}},
+                ("keep", {"client-secret": "[REDACTED:sensitive_key]"}),
+            ],
+            "token": None,
+            "refresh_token": "",
+            "session": True,
+        } == redacted
+        assert {SENSITIVE_KEY_RULE_ID: 4} == report
+
+    def test_redact_value_masks_every_leaf_under_a_sensitive_container(self) -> None:
+        """A container under a sensitive key keeps its shape but every leaf is masked."""
+        value = {"credentials": {"user": "bob", "keys": ["k1", 42]}}
+
+        assert {
+            "credentials": {
+                "user": "[REDACTED:sensitive_key]",
+                "keys": ["[REDACTED:sensitive_key]", "[REDACTED:sensitive_key]"],
+            }
+        } == Redactor().redact_value(value)
+
+    def test_redact_value_masks_bytes_and_objects_under_sensitive_keys(self) -> None:
+        """Under a sensitive key, bytes and other objects are masked too, not passed through."""
+        value = MappingProxyType({"private_key": b"raw-key-bytes", "secret": object(), "pwd": b""})
+
+        assert {
+            "private_key": "[REDACTED:sensitive_key]",
+            "secret": "[REDACTED:sensitive_key]",
+            "pwd": b"",
+        } == Redactor().redact_value(value)
+
+    def test_redact_value_runs_text_rules_on_strings(self) -> None:
+        """Strings anywhere in a value, dict keys included, go through the text rules."""
+        value = {"note": f"use {GITHUB_PAT}", "items": ["mail bob@example.com"], 3: JWT}
+
+        redacted, report = Redactor().redact_value_report(value)
+
+        assert {
+            "note": "use [REDACTED:github_token]",
+            "items": ["mail [REDACTED:email]"],
+            3: "[REDACTED:jwt]",
+        } == redacted
+        assert {"github_token": 1, "email": 1, "jwt": 1} == report
+
+    def test_redact_value_does_not_mutate_input(self) -> None:
+        """The input structure is left exactly as it was."""
+        value = {"password": "Zq8Wx7Vc6Bn5Ml4K", "nested": [{"token": "abc"}, f"k {OPENAI}"]}
+        before = copy.deepcopy(value)
+
+        Redactor().redact_value(value)
+
+        assert before == value
+
+    def test_redact_value_is_idempotent(self) -> None:
+        """Redacting a redacted value changes nothing and reports nothing."""
+        redactor = Redactor()
+        once = redactor.redact_value({"password": "x", "note": f"{JWT} a@example.com"})
+
+        assert (once, {}) == redactor.redact_value_report(once)
+
+    def test_redact_value_passes_other_objects_through(self) -> None:
+        """Numbers, booleans, None and unknown objects outside sensitive keys are returned as is."""
+        marker = object()
+        value = [1, 2.5, True, None, marker]
+
+        assert [1, 2.5, True, None, marker] == Redactor().redact_value(value)
+
+    def test_redact_value_bounds_depth(self) -> None:
+        """Containers nested deeper than `MAX_DEPTH` are replaced by `[REDACTED:max_depth]`."""
+        value: list[object] = []
+        node = value
+        for _ in range(MAX_DEPTH + 5):
+            child: list[object] = []
+            node.append(child)
+            node = child
+
+        redacted, report = Redactor().redact_value_report(value)
+
+        node = redacted
+        for _ in range(MAX_DEPTH):
+            node = node[0]
+        assert "[REDACTED:max_depth]" == node
+        assert {"max_depth": 1} == report
+
+    def test_default_sensitive_keys_cover_the_design_list(self) -> None:
+        """The documented sensitive names are all in `DEFAULT_SENSITIVE_KEYS`."""
+        documented = {
+            "password", "passwd", "pwd", "secret", "client_secret", "token", "access_token",
+            "refresh_token", "api_key", "apikey", "authorization", "cookie", "set_cookie",
+            "private_key", "credential", "credentials", "session", "x_api_key",
+        }  # fmt: skip
+
+        assert documented <= DEFAULT_SENSITIVE_KEYS
+
+    def test_from_config_extra_rule(self) -> None:
+        """An extra rule replaces its whole match under its own id."""
+        redactor = Redactor.from_config(extra_rules={"acme_token": r"acme_[0-9a-f]{16}"})
+
+        assert ("id [REDACTED:acme_token].", {"acme_token": 1}) == redactor.redact_text_report(
+            "id acme_0123456789abcdef."
+        )
+
+    def test_from_config_extra_rule_secret_group(self) -> None:
+        """An extra rule with a `secret` group replaces only that group."""
+        redactor = Redactor.from_config(extra_rules={"pin": r"PIN (?P<secret>\d{4,8})\b"})
+
+        assert "card PIN [REDACTED:pin] ok" == redactor.redact_text("card PIN 482913 ok")
+
+    def test_from_config_extra_rule_runs_before_context_rules(self) -> None:
+        """An extra rule names a token under a sensitive key before `key_value` sees it."""
+        redactor = Redactor.from_config(extra_rules={"acme_token": r"acme_[0-9a-f]{16}"})
+
+        assert "token=[REDACTED:acme_token]" == redactor.redact_text("token=acme_0123456789abcdef")
+
+    def test_from_config_allowlist(self) -> None:
+        """Allowlisted strings survive every rule and key-aware masking."""
+        redactor = Redactor.from_config(allow=["support@example.com", AWS_KEY_ID, "guest"])
+        text = f"mail support@example.com or bob@example.com; id {AWS_KEY_ID}; password=guest"
+
+        redacted, report = redactor.redact_text_report(text)
+
+        assert (
+            f"mail support@example.com or [REDACTED:email]; id {AWS_KEY_ID}; password=guest"
+            == redacted
+        )
+        assert {"email": 1} == report
+        assert {"password": "guest"} == redactor.redact_value({"password": "guest"})
+
+    def test_from_config_extra_sensitive_keys(self) -> None:
+        """Extra key names are normalised and then masked in values and in text."""
+        redactor = Redactor.from_config(extra_sensitive_keys=["X-Tenant-Key"])
+
+        assert {"xTenantKey": "[REDACTED:sensitive_key]"} == redactor.redact_value(
+            {"xTenantKey": "t-123"}
+        )
+        assert "x-tenant-key: [REDACTED:key_value]" == redactor.redact_text("x-tenant-key: t-123")
+
+    def test_from_config_pii_off_keeps_email(self) -> None:
+        """With `pii=False` email addresses are kept and the `email` rule is not run."""
+        redactor = Redactor.from_config(pii=False)
+
+        assert "mail bob@example.com" == redactor.redact_text("mail bob@example.com")
+        assert "email" not in redactor.rule_ids
+
+    def test_from_config_invalid_regex_names_rule(self) -> None:
+        """An extra rule that does not compile raises RedactionConfigError naming its id."""
+        with pytest.raises(RedactionConfigError, match=r"'broken_rule'.*invalid regex"):
+            Redactor.from_config(extra_rules={"broken_rule": r"(unclosed"})
+
+    @pytest.mark.parametrize(
+        ("rules", "problem"),
+        [
+            ({"empty_match": r"x*"}, "'empty_match'.*empty"),
+            ({"Bad-Id": r"x"}, "'Bad-Id'.*snake_case"),
+            ({"jwt": r"x"}, "'jwt'.*default"),
+            ({"sensitive_key": r"x"}, "'sensitive_key'.*default"),
+        ],
+    )
+    def test_from_config_rejects_bad_rule(self, rules: dict[str, str], problem: str) -> None:
+        """A rule that matches empty text, a non-snake_case id or a taken id is refused."""
+        with pytest.raises(RedactionConfigError, match=problem):
+            Redactor.from_config(extra_rules=rules)
+
+    def test_from_config_rejects_blank_sensitive_key(self) -> None:
+        """A blank extra sensitive key raises RedactionConfigError."""
+        with pytest.raises(RedactionConfigError, match="must not be blank"):
+            Redactor.from_config(extra_sensitive_keys=[" - "])
+
+    def test_marker_never_contains_secret(self) -> None:
+        """Every replacement is exactly a marker; nothing of the secret sits inside it."""
+        document = "\n".join(text for _, text, _, _ in POSITIVE)
+
+        redacted = Redactor().redact_text(document)
+
+        for found in MARKER.findall(redacted):
+            assert re.fullmatch(r"\[REDACTED:[a-z_]+\]", found) is not None
