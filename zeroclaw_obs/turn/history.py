@@ -5,6 +5,10 @@ message `[Tool results]\\n` followed by `<tool_result name="…">` blocks. With 
 on (the default) the arguments of the assistant's tool calls are redacted too, so the model
 never re-reads a secret it was shown once.
 
+The assistant message records the calls as the model made them (name and arguments before
+hooks, delivery defaults and the runtime's `approved` marker), as the reference runtime does:
+the model must never read a runtime-owned key as something it sent itself.
+
 Appends are O(calls of this response): nothing here walks or copies the whole history.
 """
 
@@ -15,7 +19,7 @@ from typing import Any
 
 from ..providers.text_protocol import format_tool_results
 from ..redaction import Redactor
-from .parse import ParseResult
+from .parse import ParsedToolCall, ParseResult
 from .results import Slot
 
 __all__ = ["append_final", "append_round", "append_user"]
@@ -51,7 +55,7 @@ def append_round(
             {
                 "role": "assistant",
                 "content": parsed.text or None,
-                "tool_calls": [_native_call(slot, redactor) for slot in slots],
+                "tool_calls": [_native_call(call, redactor) for call in parsed.calls],
             }
         )
         for slot in slots:
@@ -69,13 +73,13 @@ def append_round(
     )
 
 
-def _native_call(slot: Slot, redactor: Redactor | None) -> dict[str, Any]:
-    if redactor is not None and slot.redacted_arguments:
-        arguments = slot.redacted_arguments
-    else:
-        arguments = json.dumps(slot.arguments, ensure_ascii=False, default=str)
+def _native_call(call: ParsedToolCall, redactor: Redactor | None) -> dict[str, Any]:
+    arguments = call.arguments if redactor is None else redactor.redact_value(call.arguments)
     return {
-        "id": slot.call_id,
+        "id": call.call_id,
         "type": "function",
-        "function": {"name": slot.name, "arguments": arguments},
+        "function": {
+            "name": call.name,
+            "arguments": json.dumps(arguments, ensure_ascii=False, default=str),
+        },
     }

@@ -174,7 +174,10 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
         specs = tools.specs() if native else []
         response = await _request(execution, state, specs, tool_count=len(tools.names()))
         parsed = parse_response(
-            response, tool_names=tools.names(), strict=config.strict_tool_parsing
+            response,
+            tool_names=tools.names(),
+            strict=config.strict_tool_parsing,
+            native_provider=native,
         )
         if parsed.parse_failed:
             parse_retries += 1

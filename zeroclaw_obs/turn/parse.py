@@ -62,7 +62,11 @@ def _decode_arguments(raw: dict[str, Any] | str | None) -> tuple[dict[str, Any],
 
 
 def parse_response(
-    response: ProviderResponse, *, tool_names: set[str], strict: bool
+    response: ProviderResponse,
+    *,
+    tool_names: set[str],
+    strict: bool,
+    native_provider: bool = True,
 ) -> ParseResult:
     """Normalise one provider response into calls.
 
@@ -70,7 +74,10 @@ def parse_response(
         response: what the provider returned.
         tool_names: the effective tool names offered this iteration (text calls to other names
             are ignored, per LIFECYCLE §3).
-        strict: `strict_tool_parsing`; only native calls count.
+        strict: `strict_tool_parsing`; only native calls count for a native provider.
+        native_provider: `Provider.native_tools`. Strict parsing hides the text protocol from
+            native providers only: a text-protocol provider is taught the tags in its system
+            prompt, so its tags are always parsed.
     """
     if response.tool_calls:
         calls = []
@@ -78,7 +85,7 @@ def parse_response(
             arguments, problem = _decode_arguments(native.arguments)
             calls.append(ParsedToolCall(native.name, arguments, native.id or _new_id(), problem))
         return ParseResult(calls=calls, text=response.text, native=True)
-    if strict or not response.text:
+    if (strict and native_provider) or not response.text:
         return ParseResult(text=response.text, native=True)
     parsed: TextParse = parse_text_tool_calls(response.text, tool_names)
     if is_parse_failure(parsed):

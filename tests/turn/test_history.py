@@ -1,0 +1,290 @@
+"""Tests for `zeroclaw_obs.turn.history`: the provider-visible history of a turn (LIFECYCLE §7)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from zeroclaw_obs.observability.events import ToolOutcome
+from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.turn.history import append_final, append_round, append_user
+from zeroclaw_obs.turn.parse import ParsedToolCall, ParseResult
+from zeroclaw_obs.turn.results import Slot
+
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+OPENAI_KEY = "sk-proj-AbCdEf0123456789GhIjKlMnOp"
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [
+        {"when": {"city": "Paris"}, "output": "18C"},
+        {"default": {"output": "4C"}},
+    ],
+}
+LEAKY = {
+    "name": "read_env",
+    "parameters": {"type": "object", "properties": {"key": {"type": "string"}}},
+    "responses": [{"default": {"output": f"AWS_ACCESS_KEY_ID={AWS_KEY}"}}],
+}
+AUTO = {"auto_approve": ["*"]}
+
+
+def slot(index: int, call: ParsedToolCall, text: str, **changes: Any) -> Slot:
+    closed = Slot(index=index, call_id=call.call_id, name=call.name, arguments=call.arguments)
+    closed.fill(ToolOutcome.SUCCESS, text, success=True)
+    closed.model_text = text
+    for key, value in changes.items():
+        setattr(closed, key, value)
+    return closed
+
+
+class TestAppendUser:
+    def test_appends_a_user_message(self):
+        """A user message is appended as `{"role": "user", "content": text}`."""
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+        append_user(messages, "hi")
+        assert [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}] == messages
+
+
+class TestAppendFinal:
+    def test_appends_an_assistant_message(self):
+        """The final answer is appended as a plain assistant message."""
+        messages: list[dict[str, Any]] = []
+        append_final(messages, "done")
+        assert [{"role": "assistant", "content": "done"}] == messages
+
+
+class TestAppendRound:
+    def test_native_shape(self):
+        """Native: one assistant message with `tool_calls`, then one `tool` message per call id."""
+        calls = [
+            ParsedToolCall("get_weather", {"city": "Paris"}, "c1"),
+            ParsedToolCall("shell", {"command": "ls"}, "c2"),
+        ]
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages,
+            ParseResult(calls=calls, text="", native=True),
+            [slot(0, calls[0], "18C"), slot(1, calls[1], "Denied by user.")],
+            redactor=None,
+        )
+        assert [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    },
+                    {
+                        "id": "c2",
+                        "type": "function",
+                        "function": {"name": "shell", "arguments": '{"command": "ls"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+            {"role": "tool", "tool_call_id": "c2", "content": "Denied by user."},
+        ] == messages
+
+    def test_native_prose_is_the_content(self):
+        """Text the model wrote beside native calls is the assistant message's content."""
+        call = ParsedToolCall("shell", {}, "c1")
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages,
+            ParseResult(calls=[call], text="Let me look.", native=True),
+            [slot(0, call, "ok")],
+            redactor=None,
+        )
+        assert "Let me look." == messages[0]["content"]
+
+    def test_text_protocol_shape(self):
+        """Text protocol: the raw assistant text, then one `[Tool results]` user message."""
+        calls = [
+            ParsedToolCall("get_weather", {"city": "Paris"}, "c1"),
+            ParsedToolCall("get_weather", {"city": "Oslo"}, "c2"),
+        ]
+        raw = "Checking.\n<tool_call>…</tool_call><tool_call>…</tool_call>"
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages,
+            ParseResult(calls=calls, text=raw, native=False),
+            [slot(0, calls[0], "18C"), slot(1, calls[1], "4C")],
+            redactor=None,
+        )
+        results = (
+            "[Tool results]\n"
+            '<tool_result name="get_weather">\n18C\n</tool_result>\n'
+            '<tool_result name="get_weather">\n4C\n</tool_result>'
+        )
+        assert [
+            {"role": "assistant", "content": raw},
+            {"role": "user", "content": results},
+        ] == messages
+
+    def test_redactor_scrubs_native_call_arguments(self):
+        """With a redactor, a secret in the assistant's call arguments does not reach history."""
+        call = ParsedToolCall("deploy", {"token": OPENAI_KEY, "target": "prod"}, "c1")
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages,
+            ParseResult(calls=[call], native=True),
+            [slot(0, call, "ok")],
+            redactor=Redactor(),
+        )
+        arguments = json.loads(messages[0]["tool_calls"][0]["function"]["arguments"])
+        assert OPENAI_KEY not in json.dumps(messages)
+        assert "prod" == arguments["target"]
+
+    def test_redactor_scrubs_text_protocol_calls(self):
+        """With a redactor, a secret inside a text-protocol call is removed from the raw text."""
+        call = ParsedToolCall("deploy", {"token": AWS_KEY}, "c1")
+        raw = f'<tool_call>{{"name": "deploy", "arguments": {{"token": "{AWS_KEY}"}}}}</tool_call>'
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages,
+            ParseResult(calls=[call], text=raw, native=False),
+            [slot(0, call, "ok")],
+            redactor=Redactor(),
+        )
+        assert AWS_KEY not in messages[0]["content"]
+        assert messages[0]["content"].startswith('<tool_call>{"name": "deploy"')
+
+    def test_assistant_calls_are_the_models_calls(self):
+        """The assistant message keeps the call as the model made it, not as it was prepared."""
+        call = ParsedToolCall("shell", {"command": "ls"}, "c1")
+        prepared = slot(0, call, "ok", name="shell", arguments={"command": "ls", "approved": True})
+        messages: list[dict[str, Any]] = []
+        append_round(
+            messages, ParseResult(calls=[call], native=True), [prepared], redactor=Redactor()
+        )
+        assert '{"command": "ls"}' == messages[0]["tool_calls"][0]["function"]["arguments"]
+
+
+class TestHistoryInATurn:
+    async def test_native_round_in_the_models_order(self, run_scenario):
+        """Tool messages follow the model's order, one per call id, after the assistant call."""
+        _, replay = await run_scenario(
+            {
+                "user": "weather?",
+                "config": {"approval": AUTO},
+                "tools": [WEATHER],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": "b", "name": "get_weather", "arguments": {"city": "Oslo"}},
+                            {"id": "a", "name": "get_weather", "arguments": {"city": "Paris"}},
+                        ]
+                    },
+                    {"text": "done"},
+                ],
+            }
+        )
+        user, assistant, first, second, final = replay.state.messages
+        assert ["b", "a"] == [c["id"] for c in assistant["tool_calls"]]
+        assert [("b", "4C"), ("a", "18C")] == [
+            (m["tool_call_id"], m["content"]) for m in (first, second)
+        ]
+        assert ("user", "assistant") == (user["role"], final["role"])
+
+    async def test_text_protocol_round(self, run_scenario):
+        """A text-protocol round is the raw assistant text and one `[Tool results]` message."""
+        tags = (
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>\n'
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+        )
+        _, replay = await run_scenario(
+            {
+                "user": "weather?",
+                "config": {"approval": AUTO},
+                "provider": {"native_tools": False},
+                "tools": [WEATHER],
+                "responses": [{"text": tags}, {"text": "done"}],
+            }
+        )
+        assistant, results = replay.state.messages[-3:-1]
+        assert {"role": "assistant", "content": tags} == assistant
+        assert (
+            "[Tool results]\n"
+            '<tool_result name="get_weather">\n18C\n</tool_result>\n'
+            '<tool_result name="get_weather">\n4C\n</tool_result>'
+        ) == results["content"]
+
+    async def test_redact_history_on(self, run_scenario):
+        """With `redact_history` on, secrets in call arguments and in results are not in history."""
+        _, replay = await run_scenario(
+            {
+                "user": "go",
+                "config": {"approval": AUTO},
+                "tools": [LEAKY],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": "c1", "name": "read_env", "arguments": {"key": OPENAI_KEY}}
+                        ]
+                    },
+                    {"text": "done"},
+                ],
+            }
+        )
+        history = json.dumps(replay.state.messages)
+        assert (False, False) == (AWS_KEY in history, OPENAI_KEY in history)
+        assert "AWS_ACCESS_KEY_ID=" in replay.state.messages[-2]["content"]
+
+    async def test_redact_history_off(self, run_scenario):
+        """With `redact_history` off, the model reads the raw result and its raw arguments."""
+        _, replay = await run_scenario(
+            {
+                "user": "go",
+                "config": {"approval": AUTO, "redact_history": False},
+                "tools": [LEAKY],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": "c1", "name": "read_env", "arguments": {"key": OPENAI_KEY}}
+                        ]
+                    },
+                    {"text": "done"},
+                ],
+            }
+        )
+        assert f"AWS_ACCESS_KEY_ID={AWS_KEY}" == replay.state.messages[-2]["content"]
+        call = replay.state.messages[-3]["tool_calls"][0]
+        assert {"key": OPENAI_KEY} == json.loads(call["function"]["arguments"])
+
+    async def test_runtime_keys_stay_out_of_the_assistant_message(self, run_scenario):
+        """The runtime's `approved` marker and delivery default never appear as the model's args."""
+        shell = {
+            "name": "shell",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+            "responses": [{"default": {"output": "ok"}}],
+        }
+        ask = {
+            "name": "ask_user",
+            "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+            "responses": [{"default": {"output": "yes"}}],
+        }
+        _, replay = await run_scenario(
+            {
+                "agent": {"channel": "telegram"},
+                "user": "go",
+                "config": {"approval": AUTO},
+                "tools": [shell, ask],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": "c1", "name": "shell", "arguments": {"command": "ls"}},
+                            {"id": "c2", "name": "ask_user", "arguments": {"question": "ok?"}},
+                        ]
+                    },
+                    {"text": "done"},
+                ],
+            }
+        )
+        assistant = next(m for m in replay.state.messages if m.get("tool_calls"))
+        assert [{"command": "ls"}, {"question": "ok?"}] == [
+            json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]
+        ]
