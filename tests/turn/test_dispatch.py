@@ -20,6 +20,7 @@ SLOW = {
     "responses": [
         {"when": {"n": 1}, "output": "one", "delay_ms": 60},
         {"when": {"n": 2}, "output": "two", "delay_ms": 5},
+        {"when": {"n": 9}, "error": "bad"},
         {"default": {"output": "other", "delay_ms": 30}},
     ],
 }
@@ -34,6 +35,10 @@ FLAKY = {
     ],
 }
 AUTO = ["slow", "flaky", "probe", "tool_search"]
+RUNTIME_DENIAL = (
+    "Tool call not executed: 'flaky' requires approval and no operator decision was available, "
+    "so the runtime denied it by policy. This was not a user's decision."
+)
 
 
 def call(name: str, cid: str, **arguments: object) -> dict:
@@ -268,6 +273,39 @@ class TestDispatcher:
             assert ids == sorted(e.id for e in replay.events.events if e.type == kind)
         names = {e.id: e.name for e in replay.events.events if e.type == "tool_call"}
         assert names == {e.id: e.name for e in replay.events.events if e.type == "tool_result"}
+
+    async def test_mixed_outcomes_keep_one_slot_each_in_model_order(self, run_scenario):
+        """Success, error, unknown, duplicate, denied and interrupted calls each keep one slot."""
+        probe = ProbeTool()
+        calls = [
+            call("slow", "c1", n=2),
+            call("slow", "c2", n=9),
+            call("nope", "c3"),
+            call("slow", "c4", n=2),
+            call("flaky", "c5", n=1),
+            call("probe", "c6", n=6, ms=2000),
+            call("probe", "c7", n=7),
+        ]
+        data = scenario(
+            calls, approval={"mode": "non_interactive", "auto_approve": ["slow", "probe"]}
+        )
+        data["cancel_after_ms"] = 40
+        _, replay = await run_scenario(data, extra_tools=[probe])
+        interrupted = "[interrupted by user before this tool produced a result]"
+        expected = [
+            ("c1", "two"),
+            ("c2", "Error: bad"),
+            ("c3", "Unknown tool: nope"),
+            ("c4", "Skipped duplicate tool call 'slow' with identical arguments in this turn."),
+            ("c5", RUNTIME_DENIAL),
+            ("c6", interrupted),
+            ("c7", interrupted),
+        ]
+        assert expected == [(m["tool_call_id"], m["content"]) for m in tool_messages(replay)]
+        assert [6] == probe.started
+        ids = [cid for cid, _ in expected]
+        for kind in ("tool_call", "tool_result"):
+            assert ids == [e.id for e in replay.events.events if e.type == kind]
 
     async def test_tool_returning_a_dict_does_not_crash_the_turn(self, run_scenario):
         """A tool returning a dict instead of a ToolResult becomes a failed slot; the turn ends."""

@@ -1,0 +1,252 @@
+"""Tests for `zeroclaw_obs.turn.results`: slot texts, truncation and slot recording (§7)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+from zeroclaw_obs.observability.events import ToolCall, ToolCallStart, ToolOutcome
+from zeroclaw_obs.tools.base import ToolResult
+from zeroclaw_obs.turn.hooks import CancelCall, Hooks
+from zeroclaw_obs.turn.results import canonical_key, executed_text, raised_text, truncate
+
+DIGITS = "".join(str(i % 10) for i in range(90))
+TOOL = {
+    "name": "t",
+    "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    "responses": [
+        {"when": {"n": 1}, "output": "fine"},
+        {"when": {"n": 2}, "output": ""},
+        {"when": {"n": 3}, "error": "city not found"},
+        {"when": {"n": 4}, "raise": "kaput"},
+        {"when": {"n": 5}, "output": DIGITS},
+        {"when": {"n": 6}, "output": "slow", "delay_ms": 2000},
+        {"default": {"output": "other"}},
+    ],
+}
+RUNTIME_DENIAL = (
+    "Tool call not executed: 't' requires approval and no operator decision was available, "
+    "so the runtime denied it by policy. This was not a user's decision."
+)
+DUPLICATE = "Skipped duplicate tool call 't' with identical arguments in this turn."
+INTERRUPTED = "[interrupted by user before this tool produced a result]"
+
+
+def call(name: str, cid: str, **arguments: object) -> dict:
+    return {"id": cid, "name": name, "arguments": arguments}
+
+
+def scenario(calls: list[dict], **config: Any) -> dict:
+    config.setdefault("approval", {"auto_approve": ["t"]})
+    return {
+        "user": "go",
+        "config": config,
+        "tools": [TOOL],
+        "responses": [{"tool_calls": calls}, {"text": "done"}],
+    }
+
+
+def tool_messages(replay) -> list[str]:
+    return [m["content"] for m in replay.state.messages if m["role"] == "tool"]
+
+
+def cancel_hook(call) -> CancelCall | None:
+    return CancelCall("policy says no") if call.arguments.get("n") == 9 else None
+
+
+class TestExecutedText:
+    def test_success_is_the_output(self):
+        """A successful result reads its output."""
+        assert ("ok", True) == executed_text(ToolResult.ok("ok"))
+
+    def test_empty_success_reads_no_output(self):
+        """A successful empty result reads `(no output)`."""
+        assert ("(no output)", True) == executed_text(ToolResult.ok(""))
+
+    def test_failure_prefers_the_error(self):
+        """A failed result reads `Error: {error}` when it has an error."""
+        result = ToolResult(success=False, output="partial", error="bad")
+        assert ("Error: bad", False) == executed_text(result)
+
+    def test_failure_falls_back_to_the_output(self):
+        """A failed result without an error reads `Error: {output}`."""
+        result = ToolResult(success=False, output="x", error=None)
+        assert ("Error: x", False) == executed_text(result)
+
+
+class TestRaisedText:
+    def test_names_tool_and_message(self):
+        """A raised exception reads `Error executing {name}: {message}`."""
+        assert "Error executing shell: disk full" == raised_text("shell", OSError("disk full"))
+
+
+class TestTruncate:
+    def test_keeps_two_thirds_head_and_one_third_tail(self):
+        """Over the limit: the first 2/3 and last 1/3 joined by the exact marker."""
+        text = "abcdefghijklmnopqrstuvwxyz"
+        expected = ("abcdef\n\n[... 17 characters truncated ...]\n\nxyz", 17)
+        assert expected == truncate(text, 9)
+
+    def test_limit_not_divisible_by_three(self):
+        """A limit of 10 keeps 6 head characters and 4 tail characters."""
+        text = "0123456789abcdef"
+        expected = ("012345\n\n[... 6 characters truncated ...]\n\ncdef", 6)
+        assert expected == truncate(text, 10)
+
+    def test_text_at_the_limit_is_untouched(self):
+        """A text exactly at the limit is returned as is, with nothing dropped."""
+        assert ("abcdefghi", 0) == truncate("abcdefghi", 9)
+
+    def test_zero_disables(self):
+        """`max_tool_result_chars: 0` disables truncation."""
+        text = "x" * 100_000
+        assert (text, 0) == truncate(text, 0)
+
+
+class TestCanonicalKey:
+    def test_key_order_does_not_matter(self):
+        """Arguments in a different key order, nested too, give the same key."""
+        first = canonical_key("t", {"a": 1, "b": {"y": 2, "x": 1}})
+        assert first == canonical_key("t", {"b": {"x": 1, "y": 2}, "a": 1})
+
+    def test_name_is_trimmed_and_lowercased(self):
+        """The name part is trimmed and lowercased."""
+        assert canonical_key("t", {"a": 1}) == canonical_key("  T ", {"a": 1})
+
+    def test_different_arguments_differ(self):
+        """Different argument values give different keys."""
+        assert canonical_key("t", {"a": 1}) != canonical_key("t", {"a": 2})
+
+    def test_non_json_arguments_do_not_raise(self):
+        """Arguments JSON cannot encode still give a stable key instead of an error."""
+        args = {"when": datetime.date(2024, 1, 2)}
+        assert canonical_key("t", args) == canonical_key("t", dict(args))
+
+
+class TestSlotRecorder:
+    @pytest.mark.parametrize(
+        ("n", "expected", "outcome", "success"),
+        [
+            (1, "fine", ToolOutcome.SUCCESS, True),
+            (2, "(no output)", ToolOutcome.SUCCESS, True),
+            (3, "Error: city not found", ToolOutcome.ERROR, False),
+            (4, "Error executing t: kaput", ToolOutcome.ERROR, False),
+        ],
+        ids=["success", "empty", "failed", "raised"],
+    )
+    async def test_executed_slot_texts(self, run_scenario, observer, n, expected, outcome, success):
+        """Executed calls read their output, `(no output)`, `Error: …` or `Error executing …`."""
+        _, replay = await run_scenario(scenario([call("t", "c1", n=n)]))
+        assert [expected] == tool_messages(replay)
+        (closed,) = observer.of(ToolCall)
+        assert (outcome, success) == (closed.outcome, closed.success)
+        (result,) = [e for e in replay.events.events if e.type == "tool_result"]
+        assert (outcome.value, success, expected) == (
+            result.data["outcome"],
+            result.data["success"],
+            result.data["output"],
+        )
+
+    async def test_unknown_tool(self, run_scenario, observer):
+        """A call to a name no tool has reads `Unknown tool: {name}`."""
+        _, replay = await run_scenario(scenario([call("nope", "c1")]))
+        assert ["Unknown tool: nope"] == tool_messages(replay)
+        assert [ToolOutcome.UNKNOWN] == [e.outcome for e in observer.of(ToolCall)]
+
+    async def test_excluded_tool(self, run_scenario, observer):
+        """A call to an excluded tool reads `Tool not available in this turn: {name}`."""
+        _, replay = await run_scenario(scenario([call("t", "c1", n=1)], excluded_tools=["t"]))
+        assert ["Tool not available in this turn: t"] == tool_messages(replay)
+        assert [ToolOutcome.EXCLUDED] == [e.outcome for e in observer.of(ToolCall)]
+
+    async def test_hook_cancelled(self, run_scenario, observer):
+        """A before-hook's cancel reads `Cancelled by hook: {reason}`."""
+        hooks = Hooks()
+        hooks.add_before(cancel_hook)
+        _, replay = await run_scenario(scenario([call("t", "c1", n=9)]), hooks=hooks)
+        assert ["Cancelled by hook: policy says no"] == tool_messages(replay)
+        assert [ToolOutcome.CANCELLED_BY_HOOK] == [e.outcome for e in observer.of(ToolCall)]
+
+    async def test_denied_by_user(self, run_scenario, observer):
+        """An operator's No reads `Denied by user.`"""
+        data = scenario([call("t", "c1", n=1)], approval={"answers": ["no"]})
+        _, replay = await run_scenario(data)
+        assert ["Denied by user."] == tool_messages(replay)
+        assert [(ToolOutcome.DENIED, False)] == [
+            (e.outcome, e.success) for e in observer.of(ToolCall)
+        ]
+
+    async def test_denied_by_the_runtime(self, run_scenario, observer):
+        """With nobody to ask the model reads the runtime-denial text, naming the tool."""
+        data = scenario([call("t", "c1", n=1)], approval={"mode": "non_interactive"})
+        _, replay = await run_scenario(data)
+        assert [RUNTIME_DENIAL] == tool_messages(replay)
+        assert [ToolOutcome.DENIED] == [e.outcome for e in observer.of(ToolCall)]
+
+    async def test_replaced(self, run_scenario, observer):
+        """A deny-with-edit reads the sanitised replacement as a successful result."""
+        answer = {"replace_with": "synthetic\x07 answer\x7f\n"}
+        data = scenario([call("t", "c1", n=1)], approval={"answers": [answer]})
+        _, replay = await run_scenario(data)
+        assert ["synthetic answer\n"] == tool_messages(replay)
+        assert [(ToolOutcome.REPLACED, True)] == [
+            (e.outcome, e.success) for e in observer.of(ToolCall)
+        ]
+
+    async def test_deduplicated(self, run_scenario, observer):
+        """A repeat inside one response reads the exact duplicate text and does not run."""
+        _, replay = await run_scenario(scenario([call("t", "c1", n=1), call("t", "c2", n=1)]))
+        assert ["fine", DUPLICATE] == tool_messages(replay)
+        assert [ToolOutcome.SUCCESS, ToolOutcome.DEDUPLICATED] == [
+            e.outcome for e in observer.of(ToolCall)
+        ]
+
+    async def test_interrupted(self, run_scenario, observer):
+        """A call cancelled while it runs reads the exact interrupted text."""
+        data = scenario([call("t", "c1", n=6)])
+        data["cancel_after_ms"] = 30
+        _, replay = await run_scenario(data)
+        assert [INTERRUPTED] == tool_messages(replay)
+        assert [(ToolOutcome.INTERRUPTED, False)] == [
+            (e.outcome, e.success) for e in observer.of(ToolCall)
+        ]
+
+    async def test_never_run_slots_get_one_start_and_one_end(self, run_scenario, observer):
+        """Unknown, duplicate and hook-cancelled slots each get one ToolCallStart and ToolCall."""
+        hooks = Hooks()
+        hooks.add_before(cancel_hook)
+        calls = [
+            call("nope", "c1"),
+            call("t", "c2", n=1),
+            call("t", "c3", n=1),
+            call("t", "c4", n=9),
+        ]
+        await run_scenario(scenario(calls), hooks=hooks)
+        ids = ["c1", "c2", "c3", "c4"]
+        assert ids == [e.tool_call_id for e in observer.of(ToolCallStart)]
+        assert ids == [e.tool_call_id for e in observer.of(ToolCall)]
+
+    async def test_truncates_before_history(self, run_scenario, observer):
+        """A long result keeps its first 2/3 and last 1/3 around the exact marker."""
+        data = scenario([call("t", "c1", n=5)], max_tool_result_chars=30)
+        _, replay = await run_scenario(data)
+        expected = DIGITS[:20] + "\n\n[... 60 characters truncated ...]\n\n" + DIGITS[-10:]
+        assert [expected] == tool_messages(replay)
+        (closed,) = observer.of(ToolCall)
+        assert (60, expected) == (closed.truncated_chars, closed.result)
+
+    async def test_zero_limit_disables_truncation(self, run_scenario, observer):
+        """`max_tool_result_chars: 0` keeps the whole result and reports nothing truncated."""
+        data = scenario([call("t", "c1", n=5)], max_tool_result_chars=0)
+        _, replay = await run_scenario(data)
+        assert [DIGITS] == tool_messages(replay)
+        assert [0] == [e.truncated_chars for e in observer.of(ToolCall)]
+
+    async def test_tool_result_event_is_truncated_too(self, run_scenario):
+        """The `tool_result` TurnEvent carries the truncated text, as history does."""
+        data = scenario([call("t", "c1", n=5)], max_tool_result_chars=30)
+        _, replay = await run_scenario(data)
+        (result,) = [e for e in replay.events.events if e.type == "tool_result"]
+        assert tool_messages(replay)[0] == result.data["output"]
