@@ -181,3 +181,50 @@ class TestForeignCancellation:
             await task
         assert not replay.state.cancellation.requested
         assert [] == observer.of(AgentEnd)
+
+
+class HangingTerminal:
+    """An operator who never answers."""
+
+    def is_available(self) -> bool:
+        return True
+
+    async def ask(self, request):
+        await asyncio.Event().wait()
+
+
+class TestCancelDuringPreparation:
+    async def test_decided_slots_keep_their_outcome(self, run_scenario):
+        """Cancelled while waiting for approval: earlier decided calls keep their slot text,
+        the waiting and later calls are interrupted, and every card is closed."""
+        shell = {
+            "name": "shell",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+            "responses": [{"default": {"output": "ran"}}],
+        }
+        outcome, replay = await run_scenario(
+            {
+                "user": "go",
+                "tools": [shell],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": "u", "name": "nope", "arguments": {}},
+                            {"id": "s", "name": "shell", "arguments": {"command": "ls"}},
+                            {"id": "t", "name": "shell", "arguments": {"command": "pwd"}},
+                        ]
+                    },
+                    {"text": "never"},
+                ],
+                "cancel_after_ms": 30,
+            },
+            terminal=HangingTerminal(),
+        )
+        assert "cancelled" == outcome.kind.value
+        tool_messages = [m["content"] for m in replay.state.messages if m["role"] == "tool"]
+        interrupted = "[interrupted by user before this tool produced a result]"
+        assert ["Unknown tool: nope", interrupted, interrupted] == tool_messages
+        events = replay.events.events
+        assert ["u", "s", "t"] == [e.id for e in events if e.type == "tool_call"]
+        assert ["u", "s", "t"] == [e.id for e in events if e.type == "tool_result"]
+        assert [] == replay.audit.entries

@@ -10,7 +10,13 @@ import pytest
 from zeroclaw_obs.observability.events import ToolCall, ToolCallStart, ToolOutcome
 from zeroclaw_obs.tools.base import ToolResult
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks
-from zeroclaw_obs.turn.results import canonical_key, executed_text, raised_text, truncate
+from zeroclaw_obs.turn.results import (
+    canonical_key,
+    executed_text,
+    format_seconds,
+    raised_text,
+    truncate,
+)
 
 DIGITS = "".join(str(i % 10) for i in range(90))
 TOOL = {
@@ -250,3 +256,19 @@ class TestSlotRecorder:
         _, replay = await run_scenario(data)
         (result,) = [e for e in replay.events.events if e.type == "tool_result"]
         assert tool_messages(replay)[0] == result.data["output"]
+
+
+class TestFormatSeconds:
+    @pytest.mark.parametrize(
+        ("seconds", "expected"),
+        [(120.0, "120"), (0.05, "0.05"), (1234567.0, "1234567"), (2.5, "2.5")],
+    )
+    def test_plain_decimal(self, seconds, expected):
+        """Timeouts read as plain decimals: `120`, `0.05`, never exponent notation."""
+        assert expected == format_seconds(seconds)
+
+
+class TestRaisedTextWithoutMessage:
+    def test_class_name_stands_in(self):
+        """An exception without a message reads as its class name."""
+        assert "Error executing t: KeyError" == raised_text("t", KeyError())

@@ -23,7 +23,15 @@ from .context import ResolvedAgentExecution, TurnState
 from .hooks import HookCall
 from .loop_detection import LoopSeverity
 from .prep import PreparedCall
-from .results import INTERRUPTED_TEXT, Slot, SlotRecorder, canonical_key, executed_text, raised_text
+from .results import (
+    INTERRUPTED_TEXT,
+    Slot,
+    SlotRecorder,
+    canonical_key,
+    executed_text,
+    format_seconds,
+    raised_text,
+)
 
 __all__ = ["Dispatcher", "should_run_parallel"]
 
@@ -141,7 +149,7 @@ class Dispatcher:
         except TimeoutError:
             slot.fill(
                 ToolOutcome.ERROR,
-                f"Error: tool timed out after {self._timeout:g}s",
+                f"Error: tool timed out after {format_seconds(self._timeout)}s",
                 error_type="timeout",
             )
         except asyncio.CancelledError as exc:
@@ -175,8 +183,8 @@ class Dispatcher:
             result.error is None or isinstance(result.error, str)
         ):
             result = ToolResult(
-                result.success,
-                str(result.output),
+                bool(result.success),
+                "" if result.output is None else str(result.output),
                 None if result.error is None else str(result.error),
             )
         text, success = executed_text(result)

@@ -36,8 +36,8 @@ from .events import TurnEvent
 from .history import append_final, append_round, append_user
 from .loop_detection import LoopDetector
 from .parse import ParseResult, parse_response
-from .prep import PreparedCall, prepare_calls
-from .results import Slot, SlotRecorder
+from .prep import prepare_calls
+from .results import SlotRecorder
 from .specs import EffectiveTools
 
 __all__ = ["TurnOutcome", "cap_error_text", "cap_summary_suffix", "run_tool_call_loop"]
@@ -203,20 +203,7 @@ async def _tool_round(
     recorder: SlotRecorder,
 ) -> None:
     dispatcher = Dispatcher(execution, state, recorder)
-    try:
-        prepared = await prepare_calls(execution, state, tools, parsed.calls)
-    except asyncio.CancelledError as exc:
-        if not state.cancellation.owns(exc):
-            raise
-        state.cancellation.absorb()
-        prepared = None
-    if prepared is None:
-        # Cancelled while preparing (e.g. waiting for an approval): every call still gets a
-        # slot and a closed card; the turn then ends as cancelled.
-        prepared = [
-            PreparedCall(slot=Slot(index=i, call_id=c.call_id, name=c.name, arguments=c.arguments))
-            for i, c in enumerate(parsed.calls)
-        ]
+    prepared = await prepare_calls(execution, state, tools, parsed.calls)
     slots = await dispatcher.dispatch(prepared)
     redactor = execution.redactor if execution.config.redact_history else None
     append_round(state.messages, parsed, slots, redactor=redactor)

@@ -14,6 +14,7 @@ A call that fails a step owns its slot from then on; only the survivors are disp
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from ..approval import Requirement
@@ -83,19 +84,34 @@ async def prepare_calls(
 
     Raises:
         TurnAborted: the repeated prompt-required shell guard fired.
-        asyncio.CancelledError: the turn was cancelled (e.g. while waiting for approval).
+        asyncio.CancelledError: a cancellation the turn's scope did not request. The turn's
+            own cancel (e.g. while waiting for approval) returns normally with the undecided
+            calls left for dispatch to interrupt.
     """
     seen: set[str] = set()
     asked_now: set[str] = set()
     exempt = DEDUP_ALWAYS_EXEMPT.union(execution.config.dedup_exempt_tools)
-    prepared = []
-    for index, call in enumerate(calls):
-        item = await _prepare_one(execution, state, tools, index, call)
-        if item.runnable:
-            await _gate(execution, state, item, asked_now, exempt)
-        if item.runnable:
-            _dedup(item, seen, exempt)
-        prepared.append(item)
+    prepared: list[PreparedCall] = []
+    try:
+        for index, call in enumerate(calls):
+            item = await _prepare_one(execution, state, tools, index, call)
+            prepared.append(item)
+            if item.runnable:
+                await _gate(execution, state, item, asked_now, exempt)
+            if item.runnable:
+                _dedup(item, seen, exempt)
+    except asyncio.CancelledError as exc:
+        if not state.cancellation.owns(exc):
+            raise
+        state.cancellation.absorb()
+        # Calls decided before the cancel keep their slot (denied stays denied); the call being
+        # prepared and the rest never run: dispatch sees the cancel and interrupts them.
+        if prepared and prepared[-1].runnable:
+            prepared[-1].tool = None
+        prepared.extend(
+            PreparedCall(slot=Slot(index=i, call_id=c.call_id, name=c.name, arguments=c.arguments))
+            for i, c in enumerate(calls[len(prepared) :], start=len(prepared))
+        )
     state.prompted_calls |= asked_now
     return prepared
 

@@ -34,6 +34,7 @@ __all__ = [
     "duplicate_text",
     "excluded_text",
     "executed_text",
+    "format_seconds",
     "raised_text",
     "truncate",
     "unknown_text",
@@ -57,8 +58,19 @@ def executed_text(result: ToolResult) -> tuple[str, bool]:
 
 
 def raised_text(name: str, exc: BaseException) -> str:
-    """`Error executing {name}: {message}` for a tool that raised."""
-    return f"Error executing {name}: {exc}"
+    """`Error executing {name}: {message}` for a tool that raised.
+
+    An exception without a message reads as its class name, so the model never sees a bare
+    `Error executing x: `.
+    """
+    return f"Error executing {name}: {str(exc) or type(exc).__name__}"
+
+
+def format_seconds(seconds: float) -> str:
+    """`120` for whole seconds, `0.05` otherwise (never exponent notation)."""
+    if seconds == int(seconds):
+        return str(int(seconds))
+    return f"{seconds:.6f}".rstrip("0").rstrip(".")
 
 
 def unknown_text(name: str) -> str:
