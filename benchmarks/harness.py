@@ -110,7 +110,9 @@ class FastProvider(Provider):
     """Returns pre-built responses in order; one list index per `complete`.
 
     `on_request`, when set, is called with the request before returning (the memory benchmark
-    samples tracemalloc there). The provider keeps no reference to the requests.
+    samples tracemalloc there). With `yields`, each call awaits `asyncio.sleep(0)` like a
+    provider doing I/O would, which lets the event loop run between iterations. The provider
+    keeps no reference to the requests.
     """
 
     name = "bench"
@@ -121,16 +123,21 @@ class FastProvider(Provider):
         self,
         responses: Sequence[ProviderResponse],
         on_request: Callable[[ProviderRequest], None] | None = None,
+        *,
+        yields: bool = False,
     ) -> None:
         self._responses = responses
         self._next = 0
         self._on_request = on_request
+        self._yields = yields
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         response = self._responses[self._next]
         self._next += 1
         if self._on_request is not None:
             self._on_request(request)
+        if self._yields:
+            await asyncio.sleep(0)
         return response
 
 
@@ -182,12 +189,14 @@ def build_turn(
     max_tool_result_chars: int = 50_000,
     keep_events: bool = True,
     on_request: Callable[[ProviderRequest], None] | None = None,
+    provider_yields: bool = False,
 ) -> Replay:
     """A ready-to-run turn: defaults everywhere except what the benchmark needs.
 
     The tool is auto-approved, `max_tool_iterations` fits the shape, telemetry is the default
     `NoopObserver`, receipts are off (the default), `redact_history` is on (the default).
-    `keep_events=False` swaps the in-memory `TurnEventLog` for a sink that keeps nothing.
+    `keep_events=False` swaps the in-memory `TurnEventLog` for a sink that keeps nothing;
+    `provider_yields=True` makes the provider give the event loop a turn at every request.
     """
     config = RuntimeConfig(
         parallel_tools=parallel,
@@ -200,10 +209,10 @@ def build_turn(
         config=config,
         responses=[ScenarioResponse(text=FINAL_TEXT)],  # replaced by FastProvider below
     )
-    replay = build_replay(
-        scenario, source="benchmark", extra_tools=[tool], terminal=_NoTerminal()
+    replay = build_replay(scenario, source="benchmark", extra_tools=[tool], terminal=_NoTerminal())
+    replay.execution.provider = FastProvider(
+        script(shape, tool.name), on_request, yields=provider_yields
     )
-    replay.execution.provider = FastProvider(script(shape, tool.name), on_request)
     if not keep_events:
         replay.state.events = discard_events
     return replay
@@ -218,8 +227,14 @@ async def run_turn(replay: Replay) -> TurnOutcome:
 
 
 async def timed_turn(replay: Replay, *, gc_off: bool = True) -> float:
-    """Seconds one turn takes, with the garbage collector off by default."""
+    """Seconds one turn takes, with the garbage collector off by default.
+
+    `gc.collect()` first (so every repeat starts from the same heap), then one small untimed
+    turn, because a full collection leaves the CPU caches cold and the first ~100 µs after it
+    would otherwise be charged to the turn under test.
+    """
     gc.collect()
+    await run_turn(build_turn(TurnShape(1, 2), NoopTool()))
     if gc_off:
         gc.disable()
     try:
