@@ -52,6 +52,11 @@ _RECEIPT_RE = re.compile(r"zc-receipt-(\d{1,19})-([A-Za-z0-9_-]{43})")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
+# Built once: `json.dumps` with non-default options builds a new encoder on every call, and
+# this runs several times per tool call. Same output as the `json.dumps` call documented below.
+_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def compact_json(args: Any) -> str:
     """The canonical JSON of tool arguments: sorted keys, no spaces, non-ASCII kept as is.
 
@@ -68,7 +73,7 @@ def compact_json(args: Any) -> str:
         TypeError: `args` holds something JSON cannot encode, or dict keys that cannot be sorted.
         ValueError: `args` contains a circular reference.
     """
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(args)
 
 
 def load_key_file(path: str | os.PathLike[str]) -> bytes:

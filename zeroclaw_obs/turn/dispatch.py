@@ -199,7 +199,8 @@ class Dispatcher:
         detector = self._state.loop_detector
         if detector is None:
             return
-        signal = detector.record(slot.name, canonical_key(slot.name, slot.arguments), slot.text)
+        key = slot.key or canonical_key(slot.name, slot.arguments)
+        signal = detector.record(slot.name, key, slot.text)
         if signal is None:
             return
         assert self._state.correlation is not None

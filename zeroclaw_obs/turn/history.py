@@ -55,7 +55,10 @@ def append_round(
             {
                 "role": "assistant",
                 "content": parsed.text or None,
-                "tool_calls": [_native_call(call, redactor) for call in parsed.calls],
+                "tool_calls": [
+                    _native_call(call, slot, redactor)
+                    for call, slot in zip(parsed.calls, slots, strict=True)
+                ],
             }
         )
         for slot in slots:
@@ -73,13 +76,18 @@ def append_round(
     )
 
 
-def _native_call(call: ParsedToolCall, redactor: Redactor | None) -> dict[str, Any]:
-    arguments = call.arguments if redactor is None else redactor.redact_value(call.arguments)
+def _native_call(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) -> dict[str, Any]:
+    if redactor is None:
+        arguments = _JSON.encode(call.arguments)
+    elif slot.redacted_arguments and slot.arguments == call.arguments:
+        arguments = slot.redacted_arguments  # already redacted once for the events: reuse it
+    else:
+        arguments = _JSON.encode(redactor.redact_value(call.arguments))
     return {
         "id": call.call_id,
         "type": "function",
-        "function": {
-            "name": call.name,
-            "arguments": json.dumps(arguments, ensure_ascii=False, default=str),
-        },
+        "function": {"name": call.name, "arguments": arguments},
     }
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)

@@ -38,6 +38,8 @@ class LoopSeverity(StrEnum):
     ABORT = "abort"
 
 
+_RANK = {LoopSeverity.WARNING: 0, LoopSeverity.BLOCK: 1, LoopSeverity.ABORT: 2}
+
 _THRESHOLDS: dict[LoopKind, tuple[int, int, int]] = {
     LoopKind.REPEAT: (3, 4, 5),
     LoopKind.PING_PONG: (4, 5, 6),
@@ -107,11 +109,13 @@ class LoopDetector:
             return None
         digest = hashlib.blake2b(result.encode("utf-8", "replace"), digest_size=16).digest()
         self._window.append(_Entry(tool, key, digest))
-        signals = [s for s in (self._repeat(), self._ping_pong(), self._no_progress()) if s]
-        if not signals:
-            return None
-        order = list(LoopSeverity)
-        return max(signals, key=lambda s: order.index(s.severity))
+        strongest: LoopSignal | None = None
+        for signal in (self._repeat(), self._ping_pong(), self._no_progress()):
+            if signal is not None and (
+                strongest is None or _RANK[signal.severity] > _RANK[strongest.severity]
+            ):
+                strongest = signal
+        return strongest
 
     def _repeat(self) -> LoopSignal | None:
         last = self._window[-1]
@@ -127,7 +131,7 @@ class LoopDetector:
         return LoopSignal(LoopKind.REPEAT, severity, count, detail)
 
     def _ping_pong(self) -> LoopSignal | None:
-        entries = list(self._window)
+        entries = self._window
         if len(entries) < 4:
             return None
         a, b = entries[-1].tool, entries[-2].tool

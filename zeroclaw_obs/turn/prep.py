@@ -227,7 +227,7 @@ def _dedup(item: PreparedCall, seen: set[str], exempt: set[str] | frozenset[str]
     slot = item.slot
     if slot.name in exempt or (item.tool is not None and item.tool.name in exempt):
         return
-    key = canonical_key(slot.name, slot.arguments)
+    key = slot.key = canonical_key(slot.name, slot.arguments)
     if key in seen:
         slot.fill(ToolOutcome.DEDUPLICATED, duplicate_text(slot.name))
     else:

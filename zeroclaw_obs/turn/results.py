@@ -40,6 +40,9 @@ __all__ = [
     "unknown_text",
 ]
 
+# Built once (see receipts.compact_json): the display form of redacted arguments.
+_DISPLAY_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
 USER_DENIAL_TEXT = "Denied by user."
 RUNTIME_DENIAL_TEXT = (
     "Tool call not executed: '{tool}' requires approval and no operator decision was "
@@ -134,6 +137,8 @@ class Slot:
     notes: list[str] = field(default_factory=list)
     """System notes (loop detection) appended to the model-visible text."""
     redacted_arguments: str = ""
+    key: str | None = None
+    """Canonical call key (dedup guard), computed once in preparation; loop detection reuses it."""
     closed: bool = False
     """True once `SlotRecorder.close` reported the slot; it is never closed twice."""
 
@@ -177,7 +182,7 @@ class SlotRecorder:
         slot.start_ns = time.time_ns()
         slot.start_perf = time.perf_counter()
         redacted = self._redactor.redact_value(slot.arguments)
-        slot.redacted_arguments = json.dumps(redacted, ensure_ascii=False, default=str)
+        slot.redacted_arguments = _DISPLAY_JSON.encode(redacted)
         correlation = self._state.correlation
         assert correlation is not None
         self._events(
