@@ -1,9 +1,10 @@
-"""The `zeroclaw-obs` command: `run` a scenario, or the built-in `demo`.
+"""The `zeroclaw-obs` command: `run` a scenario, the built-in `demo`, and `redact scan`.
 
 Exit codes are mapped here, in one place (DESIGN §4): 0 final answer (also a graceful
 max-iteration summary), 2 bad input (one line naming the file and the field), 3 turn aborted or
-failed, 130 cancelled. Output files are written only after the turn, each atomically (a temp
-file renamed into place), so invalid input never creates or changes one.
+failed, 130 cancelled; `redact scan` exits 1 when it finds something. Output files are written
+only after the turn, each atomically (a temp file renamed into place), so invalid input never
+creates or changes one.
 """
 
 from __future__ import annotations
@@ -24,19 +25,35 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import ReceiptsConfig, RuntimeConfig, load_config_file, load_error_line
+from .config import (
+    ReceiptsConfig,
+    RuntimeConfig,
+    build_redactor,
+    load_config_file,
+    load_error_line,
+)
 from .errors import BadInputError, ConfigError
 from .observability.events import TurnOutcomeKind
 from .observability.observer import MultiObserver, Observer
 from .observability.progress import ProgressObserver
 from .receipts import load_key_file
 from .replay import Replay, build_replay
+from .scan import ScanError, scan_paths
 from .scenario import Scenario, load_scenario, parse_scenario
 from .turn.loop import TurnOutcome
 
-__all__ = ["EXIT_ABORTED", "EXIT_BAD_INPUT", "EXIT_CANCELLED", "EXIT_OK", "exit_code", "main"]
+__all__ = [
+    "EXIT_ABORTED",
+    "EXIT_BAD_INPUT",
+    "EXIT_CANCELLED",
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "exit_code",
+    "main",
+]
 
 EXIT_OK = 0
+EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
 EXIT_ABORTED = 3
 EXIT_CANCELLED = 130
@@ -67,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(run)
     demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
     _add_common(demo)
+    redact = commands.add_parser("redact", help="redaction tools")
+    redact_commands = redact.add_subparsers(dest="redact_command", required=True)
+    scan = redact_commands.add_parser(
+        "scan",
+        help="leak audit of exported telemetry: exit 1 listing file:line: rule for each finding",
+    )
+    scan.add_argument("paths", nargs="+", type=Path, help="files or directories to scan")
+    scan.add_argument("--config", type=Path, help="TOML runtime config (its `redaction` table)")
+    scan.add_argument("--no-pii", action="store_true", help="do not report personal data")
     return parser
 
 
@@ -93,6 +119,8 @@ class _Outputs:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zeroclaw-obs` console script; returns the exit code."""
     args = _parser().parse_args(argv)
+    if args.command == "redact":
+        return _redact_scan(args)
     try:
         replay, outputs = _prepare(args)
     except BadInputError as exc:
@@ -104,6 +132,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(outcome.text.rstrip("\n"), flush=True)
     _write_outputs(outputs, replay)
     return exit_code(outcome)
+
+
+def _redact_scan(args: argparse.Namespace) -> int:
+    """`redact scan`: 0 clean, 1 findings (file:line: rule, never the value), 2 bad input."""
+    try:
+        settings = RuntimeConfig().redaction
+        if args.config is not None:
+            settings = load_config_file(args.config).redaction
+        if args.no_pii:
+            settings = settings.model_copy(update={"pii": False})
+        redactor = build_redactor(settings, str(args.config or "defaults"))
+        findings = 0
+        files: set[str] = set()
+        for finding in scan_paths(args.paths, redactor):
+            print(finding, flush=False)
+            findings += 1
+            files.add(finding.path)
+    except (BadInputError, ScanError) as exc:
+        sys.stdout.flush()
+        return _bad_input(str(exc))
+    sys.stdout.flush()
+    if findings:
+        print(f"{findings} finding(s) in {len(files)} file(s)", file=sys.stderr)
+        return EXIT_FINDINGS
+    print("clean: no findings", file=sys.stderr)
+    return EXIT_OK
 
 
 def _bad_input(message: str) -> int:

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError
+from .redaction import RedactionConfigError, Redactor
 
 __all__ = [
     "ApprovalAnswer",
@@ -31,9 +32,11 @@ __all__ = [
     "FilterMode",
     "MaxIterationBehavior",
     "ReceiptsConfig",
+    "RedactionSettings",
     "ReplaceWith",
     "RuntimeConfig",
     "ToolFilterGroup",
+    "build_redactor",
     "load_config_file",
     "load_error_line",
 ]
@@ -121,6 +124,19 @@ class ApprovalConfig(_Model):
     """How long a back-channel operator may take before the runtime denies."""
 
 
+class RedactionSettings(_Model):
+    """The one redactor's configuration (`Redactor.from_config`)."""
+
+    pii: bool = True
+    """Personal data rules (email, card, IBAN, SSN, phone, IP)."""
+    extra_rules: dict[str, str] = Field(default_factory=dict)
+    """Extra rules: id (snake_case) → RE2 pattern."""
+    allow: list[str] = Field(default_factory=list)
+    """Exact values that are never redacted."""
+    extra_sensitive_keys: list[str] = Field(default_factory=list)
+    """More key names whose values are masked whole."""
+
+
 class RuntimeConfig(_Model):
     """Every knob of the turn engine. Defaults follow LIFECYCLE.md."""
 
@@ -134,6 +150,7 @@ class RuntimeConfig(_Model):
     tool_filter_groups: list[ToolFilterGroup] = Field(default_factory=list)
     receipts: ReceiptsConfig = Field(default_factory=ReceiptsConfig)
     redact_history: bool = True
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings)
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     tool_timeout_s: Annotated[float, Field(gt=0)] = 120.0
     max_parallel_tools: Annotated[int, Field(ge=1)] | None = None
@@ -148,6 +165,23 @@ class RuntimeConfig(_Model):
             if not name.strip():
                 raise ValueError("tool names must not be blank")
         return names
+
+
+def build_redactor(settings: RedactionSettings, source: str) -> Redactor:
+    """The runtime's one `Redactor`, built from settings.
+
+    Raises:
+        ConfigError: a rule, allowlist entry or key is invalid; names `source` and the field.
+    """
+    try:
+        return Redactor.from_config(
+            extra_rules=dict(settings.extra_rules),
+            allow=list(settings.allow),
+            extra_sensitive_keys=list(settings.extra_sensitive_keys),
+            pii=settings.pii,
+        )
+    except RedactionConfigError as exc:
+        raise ConfigError(f"{source}: config.redaction: {exc}") from exc
 
 
 def load_error_line(source: str, exc: ValidationError) -> str:

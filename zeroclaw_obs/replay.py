@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from .approval import ApprovalManager, AuditLog, TerminalPrompter
+from .config import build_redactor
 from .observability.observer import NoopObserver, Observer
 from .providers.scripted import ScriptedProvider
 from .receipts import ReceiptGenerator
@@ -82,7 +83,7 @@ def build_replay(
         source: the file name, used in error messages.
         user_message: overrides the scenario's `user`.
         observer: telemetry; a no-op by default.
-        redactor: the runtime's one redactor; default rules when None.
+        redactor: the runtime's one redactor; built from `config.redaction` when None.
         receipt_key: the operator's 32-byte key; a fresh random key per turn when None.
         terminal: the interactive prompt; None builds one on stdin/stderr.
         hooks: before/after tool-call hooks.
@@ -122,7 +123,7 @@ def build_replay(
         activated=ActivatedToolSet(),
         approval=approval,
         config=config,
-        redactor=redactor or Redactor(),
+        redactor=redactor or build_redactor(config.redaction, source),
         observer=observer or NoopObserver(),
         receipts=ReceiptGenerator(receipt_key) if config.receipts.enabled else None,
         hooks=hooks or Hooks(),
