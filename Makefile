@@ -22,6 +22,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/redaction.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
