@@ -1,0 +1,307 @@
+"""Tests for `zeroclaw_obs.observability.logs`: lifecycle log events and the redacting chain."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import structlog
+
+from zeroclaw_obs.observability.logs import (
+    LogObserver,
+    RedactingProcessor,
+    build_logger,
+    build_processors,
+    route_stdlib_logging,
+)
+from zeroclaw_obs.redaction import Redactor
+
+from .test_metrics import DEPLOY, ECHO, SECRET, WEATHER, HashSpanIds, call, llm_response
+
+EVENT_NAMES = [  # in the order each first happens: approval is asked before dispatch
+    "turn_start",
+    "llm_request",
+    "llm_response",
+    "approval_decision",
+    "tool_call_start",
+    "tool_call_result",
+    "loop_detection",
+    "turn_end",
+]
+TOOL_EVENTS = {"tool_call_start", "tool_call_result", "approval_decision", "loop_detection"}
+LIFECYCLE_TURN = {
+    "agent": {"alias": "ops", "channel": "slack"},
+    "user": "go",
+    "config": {"approval": {"auto_approve": ["echo", "get_weather"], "answers": ["yes"]}},
+    "tools": [ECHO, DEPLOY, WEATHER],
+    "responses": [
+        {"tool_calls": [call("deploy", "c0", target="prod")]},
+        {"tool_calls": [call("get_weather", "w1", city="Leaky")]},
+        *({"tool_calls": [call("echo", f"e{i}", q="x")]} for i in range(3)),
+        {"text": "done"},
+    ],
+}
+
+
+def lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    """Every line of `stream`, parsed as one JSON object."""
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def leaked_pieces(text: str, secret: str = SECRET, size: int = 12) -> list[str]:
+    """The `size`-character pieces of `secret` found in `text`."""
+    pieces = {secret[i : i + size] for i in range(len(secret) - size + 1)}
+    return sorted(piece for piece in pieces if piece in text)
+
+
+@pytest.fixture
+def stream() -> io.StringIO:
+    return io.StringIO()
+
+
+@pytest.fixture
+def library_logger() -> Iterator[logging.Logger]:
+    """A stdlib logger standing in for a library's; its handlers and level are restored."""
+    logger = logging.getLogger("tests.zeroclaw.httpx")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    yield logger
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+    logger.propagate = propagate
+
+
+async def run_logged(run_scenario, stream, **kwargs: Any) -> tuple[Any, list[dict[str, Any]]]:
+    logger = build_logger(redactor=Redactor(), stream=stream)
+    outcome, _ = await run_scenario(LIFECYCLE_TURN, observer=LogObserver(logger, **kwargs))
+    return outcome, lines(stream)
+
+
+class TestLogObserver:
+    async def test_every_lifecycle_fact_has_its_event(self, run_scenario, stream):
+        """Each DESIGN §3 event name is written, first in lifecycle order."""
+        _, records = await run_logged(run_scenario, stream, span_ids=HashSpanIds())
+        names = [r["event"] for r in records]
+        assert EVENT_NAMES == sorted(set(names), key=names.index)
+
+    async def test_every_event_carries_the_correlation_ids(self, run_scenario, stream):
+        """Every line has trace and span ids, turn id, channel and agent; tool lines their call."""
+        spans = HashSpanIds()
+        outcome, records = await run_logged(run_scenario, stream, span_ids=spans)
+        for record in records:
+            call_id = record.get("tool_call_id") if record["event"] in TOOL_EVENTS else None
+            expected = {
+                "trace_id": spans.trace_id(outcome.turn_id),
+                "span_id": spans.span_id(
+                    None if record["event"] == "approval_decision" else call_id
+                ),
+                "turn_id": outcome.turn_id,
+                "channel": "slack",
+                "agent": "ops",
+            }
+            assert expected == {key: record[key] for key in expected}, record["event"]
+
+    async def test_tool_result_fields(self, run_scenario, stream):
+        """A tool result names its call, tool, outcome and duration in milliseconds."""
+        _, records = await run_logged(run_scenario, stream)
+        results = {r["tool_call_id"]: r for r in records if r["event"] == "tool_call_result"}
+        assert ["c0", "w1", "e0", "e1", "e2"] == list(results)
+        assert ("deploy", "success", "info") == (
+            results["c0"]["tool"],
+            results["c0"]["outcome"],
+            results["c0"]["level"],
+        )
+        assert isinstance(results["c0"]["duration_ms"], float)
+
+    async def test_approval_and_loop_detection_fields(self, run_scenario, stream):
+        """Approval lines carry the decision and surface; loop lines the kind and severity."""
+        _, records = await run_logged(run_scenario, stream)
+        approval = next(r for r in records if r["event"] == "approval_decision")
+        loop = next(r for r in records if r["event"] == "loop_detection")
+        assert ("c0", "deploy", "yes", "scenario") == (
+            approval["tool_call_id"],
+            approval["tool"],
+            approval["decision"],
+            approval["surface"],
+        )
+        assert ("e2", "echo", "repeat", "warning", "warning") == (
+            loop["tool_call_id"],
+            loop["tool"],
+            loop["kind"],
+            loop["severity"],
+            loop["level"],
+        )
+
+    async def test_without_span_ids_the_ids_are_null(self, run_scenario, stream):
+        """With no tracing side every line still has `trace_id` and `span_id`, as null."""
+        _, records = await run_logged(run_scenario, stream)
+        assert {(None, None)} == {(r["trace_id"], r["span_id"]) for r in records}
+
+    async def test_content_is_off_by_default(self, run_scenario, stream):
+        """Tool arguments and results are not logged unless `capture_content` is on."""
+        _, records = await run_logged(run_scenario, stream)
+        keys = {key for r in records for key in r}
+        assert set() == keys & {"arguments", "result"}
+
+    async def test_captured_content_is_redacted(self, run_scenario, stream):
+        """With `capture_content` the arguments and result are logged, redacted."""
+        _, records = await run_logged(run_scenario, stream, capture_content=True)
+        leaky = next(
+            r for r in records if r["event"] == "tool_call_result" and r["tool_call_id"] == "w1"
+        )
+        assert '{"city": "Leaky"}' == leaky["arguments"]
+        assert "18C token=[REDACTED:github_token]" == leaky["result"]
+        assert [] == leaked_pieces(stream.getvalue())
+
+    async def test_turn_end(self, run_scenario, stream):
+        """The last line is `turn_end` with the outcome and iteration count."""
+        _, records = await run_logged(run_scenario, stream)
+        assert ("turn_end", "final", 6) == (
+            records[-1]["event"],
+            records[-1]["outcome"],
+            records[-1]["iterations"],
+        )
+
+    def test_never_raises(self):
+        """A logger that fails is counted in `errors`, never raised into the turn."""
+
+        class FailingLogger:
+            def log(self, level: int, event: str, **fields: Any) -> None:
+                raise OSError("disk full")
+
+        observer = LogObserver(FailingLogger())
+        observer.on_event(llm_response())
+        observer.on_event(object())  # type: ignore[arg-type]
+        assert 1 == observer.errors
+
+
+class TestRedactingProcessor:
+    def test_redacts_every_string_at_any_depth(self):
+        """The event text, nested values, and values under sensitive keys are redacted."""
+        processor = RedactingProcessor(Redactor())
+        event = {
+            "event": f"token={SECRET}",
+            "nested": {"list": [f"x {SECRET}", ("t", SECRET)], "password": "hunter2hunter2"},
+        }
+        expected = {
+            "event": "token=[REDACTED:github_token]",
+            "nested": {
+                "list": ["x [REDACTED:github_token]", ("t", "[REDACTED:github_token]")],
+                "password": "[REDACTED:sensitive_key]",
+            },
+        }
+        assert expected == processor(None, "info", event)
+
+    def test_render_fallback_redacts_reprs(self):
+        """An object JSON cannot encode is rendered as its redacted `repr`."""
+
+        class Request:
+            def __repr__(self) -> str:
+                return f"<Request https://bot:{SECRET}@api.example.com/>"
+
+        rendered = RedactingProcessor(Redactor()).render_fallback(Request())
+        assert "<Request https://[REDACTED:url_credentials]@api.example.com/>" == rendered
+
+
+class TestBuildLogger:
+    def test_processor_order(self):
+        """Redaction runs after exception formatting and is the last step before the renderer."""
+        chain = build_processors(Redactor())
+        assert (RedactingProcessor, structlog.processors.JSONRenderer) == (
+            type(chain[-2]),
+            type(chain[-1]),
+        )
+        assert chain.index(structlog.processors.format_exc_info) < len(chain) - 2
+
+    def test_json_lines_with_level_and_utc_timestamp(self, stream):
+        """Each record is one JSON line with `level` and an ISO UTC `timestamp`."""
+        build_logger(redactor=Redactor(), stream=stream).info("hello", n=1)
+        [record] = lines(stream)
+        assert ("hello", "info", 1) == (record["event"], record["level"], record["n"])
+        assert record["timestamp"].endswith("Z")
+
+    def test_level_filters_before_processing(self, stream):
+        """Records below the level are not written."""
+        logger = build_logger(redactor=Redactor(), stream=stream, level=logging.WARNING)
+        logger.info("quiet")
+        logger.warning("loud")
+        assert ["loud"] == [r["event"] for r in lines(stream)]
+
+    def test_secret_in_a_nested_field(self, stream):
+        """A secret in a nested dict field never reaches the output, not even in part."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        logger.info("call", request={"headers": {"x": [f"Bearer {SECRET}"]}, "auth": SECRET})
+        [record] = lines(stream)
+        assert [] == leaked_pieces(stream.getvalue())
+        assert {"x": ["Bearer [REDACTED:github_token]"]} == record["request"]["headers"]
+
+    def test_secret_in_an_exception_and_its_traceback(self, stream):
+        """`logger.exception` renders the traceback, and the secret in it is redacted."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        try:
+            raise RuntimeError(f"upstream refused token {SECRET}")
+        except RuntimeError:
+            logger.exception("call failed")
+        [record] = lines(stream)
+        assert [] == leaked_pieces(stream.getvalue())
+        assert (
+            "RuntimeError: upstream refused token [REDACTED:github_token]" in (record["exception"])
+        )
+
+
+class TestRouteStdlibLogging:
+    def test_library_message_is_redacted(self, library_logger, stream):
+        """`logger.warning("token=%s", secret)` from a library comes out as a redacted JSON line."""
+        route_stdlib_logging(Redactor(), stream, logger=library_logger)
+        library_logger.warning("token=%s", SECRET)
+        [record] = lines(stream)
+        assert [] == leaked_pieces(stream.getvalue())
+        expected = ("token=[REDACTED:github_token]", "warning", "tests.zeroclaw.httpx")
+        assert expected == (record["event"], record["level"], record["logger"])
+
+    def test_library_exception_with_traceback_is_redacted(self, library_logger, stream):
+        """A library's `logger.exception` has its message and traceback redacted."""
+        route_stdlib_logging(Redactor(), stream, logger=library_logger)
+        try:
+            raise ValueError(f"bad credentials {SECRET}")
+        except ValueError:
+            library_logger.exception("request to %s failed", f"https://u:{SECRET}@h/")
+        [record] = lines(stream)
+        assert [] == leaked_pieces(stream.getvalue())
+        assert "Traceback (most recent call last)" in record["exception"]
+        assert "ValueError: bad credentials [REDACTED:github_token]" in record["exception"]
+
+    def test_foreign_chain_ends_in_redaction(self, library_logger, stream):
+        """The foreign pre-chain ends in `RedactingProcessor`; after it nothing adds text."""
+        handler = route_stdlib_logging(Redactor(), stream, logger=library_logger)
+        formatter = handler.formatter
+        assert isinstance(formatter, structlog.stdlib.ProcessorFormatter)
+        assert isinstance(formatter.foreign_pre_chain[-1], RedactingProcessor)
+        assert structlog.processors.format_exc_info in formatter.foreign_pre_chain
+        after = formatter.processors
+        assert structlog.stdlib.ProcessorFormatter.remove_processors_meta == after[0]
+        assert isinstance(after[1], structlog.processors.JSONRenderer)
+        assert 2 == len(after)
+
+    def test_handler_can_be_removed(self, library_logger, stream):
+        """Removing the returned handler stops the routing; nothing else was changed."""
+        before = list(library_logger.handlers)
+        handler = route_stdlib_logging(Redactor(), stream, logger=library_logger)
+        library_logger.removeHandler(handler)
+        library_logger.warning("after removal")
+        assert (before, "") == (library_logger.handlers, stream.getvalue())
+
+    def test_default_is_the_root_logger(self, stream):
+        """Without a logger the handler goes on the root logger, and can be taken off again."""
+        root = logging.getLogger()
+        handler = route_stdlib_logging(Redactor(), stream, level=logging.WARNING)
+        try:
+            assert handler in root.handlers
+        finally:
+            root.removeHandler(handler)
+        assert handler not in root.handlers

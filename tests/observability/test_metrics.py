@@ -1,0 +1,482 @@
+"""Tests for `zeroclaw_obs.observability.metrics`: counters, histograms, exemplars, exposition."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from zeroclaw_obs.observability.events import Correlation, LlmResponse
+from zeroclaw_obs.observability.metrics import (
+    LABEL_LIMIT,
+    HealthSource,
+    MetricsObserver,
+    SpanIdCache,
+    SpanIds,
+    render_metrics,
+    serve_metrics,
+)
+from zeroclaw_obs.observability.observer import MultiObserver
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [
+        {"when": {"city": "Paris"}, "output": "18C"},
+        {"when": {"city": "Leaky"}, "output": f"18C token={SECRET}"},
+        {"default": {"error": "city not found"}},
+    ],
+}
+DEPLOY = {
+    "name": "deploy",
+    "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
+    "responses": [{"default": {"output": "deployed"}}],
+}
+ECHO = {
+    "name": "echo",
+    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    "responses": [{"default": {"output": "same"}}],
+}
+
+
+def call(name: str, cid: str, **arguments: object) -> dict:
+    return {"id": cid, "name": name, "arguments": arguments}
+
+
+def mixed_turn(**config: Any) -> dict[str, Any]:
+    """One round with a success, an error, an invented tool and a denied call, then text."""
+    return {
+        "user": "go",
+        "config": {
+            "approval": {"auto_approve": ["get_weather"], "answers": ["no"]},
+            **config,
+        },
+        "tools": [WEATHER, DEPLOY],
+        "responses": [
+            {
+                "tool_calls": [
+                    call("get_weather", "c1", city="Paris"),
+                    call("get_weather", "c2", city="Atlantis"),
+                    call("made_up_tool", "c3"),
+                    call("deploy", "c4", target="prod"),
+                ],
+                "usage": {"input_tokens": 100, "output_tokens": 20},
+            },
+            {"text": "done", "usage": {"input_tokens": 150, "output_tokens": 5}},
+        ],
+    }
+
+
+def echo_rounds(count: int) -> dict[str, Any]:
+    """`count` identical echo calls, one per response, then a final answer."""
+    return {
+        "user": "go",
+        "config": {"approval": {"autonomy": "full"}},
+        "tools": [ECHO],
+        "responses": [
+            *({"tool_calls": [call("echo", f"c{i}", q="x")]} for i in range(count)),
+            {"text": "done"},
+        ],
+    }
+
+
+class HashSpanIds:
+    """Deterministic span ids: the trace id hashes the turn id, the span id the call id."""
+
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+        return self.trace_id(turn_id), self.span_id(tool_call_id)
+
+    @staticmethod
+    def trace_id(turn_id: str) -> str:
+        return hashlib.blake2b(turn_id.encode(), digest_size=16).hexdigest()
+
+    @staticmethod
+    def span_id(tool_call_id: str | None) -> str:
+        return hashlib.blake2b((tool_call_id or "root").encode(), digest_size=8).hexdigest()
+
+
+class CountingHealth:
+    """A health source whose drop counts the test changes between scrapes."""
+
+    def __init__(self) -> None:
+        self.dropped: dict[str, int] = {}
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"dropped": dict(self.dropped), "export_failures": 0, "observer_errors": 0}
+
+
+class BrokenHealth:
+    def snapshot(self) -> dict[str, Any]:
+        raise RuntimeError("exporter thread died")
+
+
+class BrokenSpanIds:
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+        raise RuntimeError("tracer broke")
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+def value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+def openmetrics_exemplars(registry: CollectorRegistry, sample_name: str) -> list[dict[str, str]]:
+    """The exemplar labels of every sample called `sample_name` in the OpenMetrics exposition."""
+    text = render_metrics(registry, openmetrics=True).decode()
+    return [
+        dict(sample.exemplar.labels)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == sample_name and sample.exemplar is not None
+    ]
+
+
+def llm_response(**overrides: Any) -> LlmResponse:
+    fields: dict[str, Any] = {
+        "correlation": Correlation(turn_id="t1", channel="cli", agent_alias="a"),
+        "iteration": 1,
+        "provider": "openai",
+        "model": "gpt",
+        "success": True,
+        "time_ns": 1,
+        "duration_s": 0.5,
+    }
+    return LlmResponse(**{**fields, **overrides})
+
+
+class TestToolMetrics:
+    async def test_calls_and_durations_by_outcome(self, run_scenario, registry):
+        """Each result slot counts once under its tool and outcome, with one duration."""
+        await run_scenario(mixed_turn(), observer=MetricsObserver(registry))
+        expected = {
+            ("get_weather", "success"): 1.0,
+            ("get_weather", "error"): 1.0,
+            ("unknown", "unknown"): 1.0,
+            ("deploy", "denied"): 1.0,
+        }
+        calls = {
+            key: value(registry, "zeroclaw_tool_calls_total", tool=key[0], outcome=key[1])
+            for key in expected
+        }
+        durations = {
+            key: value(
+                registry, "zeroclaw_tool_duration_seconds_count", tool=key[0], outcome=key[1]
+            )
+            for key in expected
+        }
+        assert expected == calls
+        assert expected == durations
+
+    async def test_invented_tool_name_never_becomes_a_label(self, run_scenario, registry):
+        """A name the model invented is labelled `unknown`, never by the name itself."""
+        await run_scenario(mixed_turn(), observer=MetricsObserver(registry))
+        text = render_metrics(registry, openmetrics=False).decode()
+        assert "made_up_tool" not in text
+
+    async def test_known_tools_predicate_bounds_the_label(self, run_scenario, registry):
+        """A registered name the `known_tools` predicate rejects is labelled `unknown` too."""
+        observer = MetricsObserver(registry, known_tools=lambda name: name == "deploy")
+        await run_scenario(mixed_turn(), observer=observer)
+        assert 1.0 == value(registry, "zeroclaw_tool_calls_total", tool="unknown", outcome="error")
+        assert 1.0 == value(
+            registry, "zeroclaw_tool_calls_total", tool="unknown", outcome="success"
+        )
+        assert None is value(
+            registry, "zeroclaw_tool_calls_total", tool="get_weather", outcome="success"
+        )
+
+    async def test_receipts_are_counted_per_tool(self, run_scenario, registry):
+        """Only successful executions with receipts on count in `zeroclaw_receipts_total`."""
+        data = mixed_turn(receipts={"enabled": True})
+        await run_scenario(data, observer=MetricsObserver(registry))
+        assert 1.0 == value(registry, "zeroclaw_receipts_total", tool="get_weather")
+        assert None is value(registry, "zeroclaw_receipts_total", tool="deploy")
+
+    async def test_redactions_in_tool_results_are_counted_by_rule(self, run_scenario, registry):
+        """A secret in a tool result counts under its rule id with surface `tool_result`."""
+        data = {
+            "user": "go",
+            "config": {"approval": {"auto_approve": ["get_weather"]}},
+            "tools": [WEATHER],
+            "responses": [
+                {"tool_calls": [call("get_weather", "c1", city="Leaky")]},
+                {"text": "done"},
+            ],
+        }
+        await run_scenario(data, observer=MetricsObserver(registry))
+        assert 1.0 == value(
+            registry, "zeroclaw_redactions_total", rule="github_token", surface="tool_result"
+        )
+
+    def test_count_redactions_for_another_surface(self, registry):
+        """Other surfaces add their redaction reports under their own surface name."""
+        observer = MetricsObserver(registry)
+        observer.count_redactions({"email": 2, "bearer": 0}, "log")
+        assert 2.0 == value(registry, "zeroclaw_redactions_total", rule="email", surface="log")
+        assert None is value(registry, "zeroclaw_redactions_total", rule="bearer", surface="log")
+
+
+class TestLlmMetrics:
+    async def test_requests_and_tokens(self, run_scenario, registry):
+        """Provider calls count by success; tokens add up by direction."""
+        await run_scenario(mixed_turn(), observer=MetricsObserver(registry))
+        labels = {"provider": "scripted", "model": "scripted-model"}
+        assert 2.0 == value(registry, "zeroclaw_llm_requests_total", success="true", **labels)
+        assert 2.0 == value(registry, "zeroclaw_llm_duration_seconds_count", **labels)
+        assert 250.0 == value(registry, "zeroclaw_tokens_total", direction="input", **labels)
+        assert 25.0 == value(registry, "zeroclaw_tokens_total", direction="output", **labels)
+
+    async def test_model_names_are_cut(self, run_scenario, registry):
+        """A model name longer than `LABEL_LIMIT` is cut to it."""
+        data = {**echo_rounds(0), "provider": {"model": "m" * 500}}
+        await run_scenario(data, observer=MetricsObserver(registry))
+        labels = {"provider": "scripted", "model": "m" * LABEL_LIMIT, "success": "true"}
+        assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
+
+    def test_failed_request(self, registry):
+        """A failed provider call counts with `success="false"`."""
+        observer = MetricsObserver(registry)
+        observer.on_event(llm_response(success=False, error="ProviderError"))
+        labels = {"provider": "openai", "model": "gpt", "success": "false"}
+        assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
+
+
+class TestTurnMetrics:
+    async def test_turns_by_outcome(self, run_scenario, registry):
+        """Turns count by outcome; each adds one turn duration."""
+        observer = MetricsObserver(registry)
+        await run_scenario(echo_rounds(0), observer=observer)
+        await run_scenario(echo_rounds(5), observer=observer)
+        assert 1.0 == value(registry, "zeroclaw_turns_total", outcome="final")
+        assert 1.0 == value(registry, "zeroclaw_turns_total", outcome="aborted")
+        assert 2.0 == value(registry, "zeroclaw_turn_duration_seconds_count")
+
+
+class TestApprovalMetrics:
+    async def test_decisions_by_surface(self, run_scenario, registry):
+        """Each decision counts by tool, decision and surface, with its wait observed."""
+        data = {
+            "user": "go",
+            "config": {"approval": {"answers": ["yes", "no"]}},
+            "tools": [DEPLOY],
+            "responses": [
+                {
+                    "tool_calls": [
+                        call("deploy", "c1", target="a"),
+                        call("deploy", "c2", target="b"),
+                    ]
+                },
+                {"text": "done"},
+            ],
+        }
+        await run_scenario(data, observer=MetricsObserver(registry))
+        labels = {"tool": "deploy", "surface": "scenario"}
+        assert 1.0 == value(registry, "zeroclaw_approvals_total", decision="yes", **labels)
+        assert 1.0 == value(registry, "zeroclaw_approvals_total", decision="no", **labels)
+        assert 2.0 == value(registry, "zeroclaw_approval_wait_seconds_count")
+
+    async def test_runtime_denial_surface(self, run_scenario, registry):
+        """With no answer and no terminal the runtime denies, on surface `runtime`."""
+        data = {**mixed_turn(), "config": {"approval": {"auto_approve": ["get_weather"]}}}
+        await run_scenario(data, observer=MetricsObserver(registry))
+        labels = {"tool": "deploy", "decision": "no", "surface": "runtime"}
+        assert 1.0 == value(registry, "zeroclaw_approvals_total", **labels)
+
+
+class TestLoopDetectionMetrics:
+    async def test_detections_by_kind_and_severity(self, run_scenario, registry):
+        """Four identical calls fire a repeat warning and then a repeat block."""
+        await run_scenario(echo_rounds(4), observer=MetricsObserver(registry))
+        kinds = {"kind": "repeat"}
+        assert 1.0 == value(registry, "zeroclaw_loop_detections_total", severity="warning", **kinds)
+        assert 1.0 == value(registry, "zeroclaw_loop_detections_total", severity="block", **kinds)
+
+
+class TestExemplars:
+    async def test_tool_metrics_carry_the_tool_span(self, run_scenario, registry):
+        """The tool histogram and counter carry the trace id and span id of the tool span."""
+        spans = HashSpanIds()
+        outcome, _ = await run_scenario(
+            mixed_turn(), observer=MetricsObserver(registry, span_ids=spans)
+        )
+        trace_id = spans.trace_id(outcome.turn_id)
+        bucket = openmetrics_exemplars(registry, "zeroclaw_tool_duration_seconds_bucket")
+        counter = openmetrics_exemplars(registry, "zeroclaw_tool_calls_total")
+        expected_spans = {spans.span_id(cid) for cid in ("c1", "c2", "c3", "c4")}
+        assert {trace_id} == {e["trace_id"] for e in bucket + counter}
+        assert expected_spans == {e["span_id"] for e in counter}
+
+    async def test_llm_and_turn_histograms_carry_the_root_span(self, run_scenario, registry):
+        """The LLM and turn histograms carry the ids of the turn's root span."""
+        spans = HashSpanIds()
+        outcome, _ = await run_scenario(
+            echo_rounds(1), observer=MetricsObserver(registry, span_ids=spans)
+        )
+        root = {"trace_id": spans.trace_id(outcome.turn_id), "span_id": spans.span_id(None)}
+        assert [root] == openmetrics_exemplars(registry, "zeroclaw_turn_duration_seconds_bucket")
+        assert [root] == openmetrics_exemplars(registry, "zeroclaw_llm_duration_seconds_bucket")[:1]
+
+    async def test_text_format_has_no_exemplars(self, run_scenario, registry):
+        """The classic text format cannot carry exemplars, so it has none."""
+        await run_scenario(mixed_turn(), observer=MetricsObserver(registry, span_ids=HashSpanIds()))
+        assert "trace_id" not in render_metrics(registry, openmetrics=False).decode()
+
+    async def test_without_span_ids_there_are_no_exemplars(self, run_scenario, registry):
+        """With no tracing side, metrics are recorded without exemplars."""
+        await run_scenario(mixed_turn(), observer=MetricsObserver(registry))
+        assert [] == openmetrics_exemplars(registry, "zeroclaw_tool_calls_total")
+
+    async def test_a_broken_tracer_costs_only_the_exemplar(self, run_scenario, registry):
+        """A `SpanIds` that raises leaves the metrics recorded, without exemplars."""
+        observer = MetricsObserver(registry, span_ids=BrokenSpanIds())
+        await run_scenario(mixed_turn(), observer=observer)
+        assert 1.0 == value(
+            registry, "zeroclaw_tool_calls_total", tool="get_weather", outcome="success"
+        )
+        assert 0 == observer.errors
+
+
+class TestSpanIdCache:
+    def test_ids_outlive_the_source(self):
+        """Ids remembered at the opening are served after the source forgot them, then dropped."""
+        source = {("t1", "c1"): ("a" * 32, "b" * 16)}
+
+        class DictSpanIds:
+            def ids_for(self, turn_id, tool_call_id=None):
+                return source.get((turn_id, tool_call_id))
+
+        cache = SpanIdCache(DictSpanIds())
+        cache.remember("t1", "c1")
+        source.clear()
+        assert ("a" * 32, "b" * 16) == cache.lookup("t1", "c1")
+        assert ("a" * 32, "b" * 16) == cache.forget("t1", "c1")
+        assert None is cache.lookup("t1", "c1")
+
+    def test_forgetting_a_turn_drops_its_calls(self):
+        """Forgetting the turn drops the ids of its calls as well."""
+        ids = {None: ("a" * 32, "0" * 16), "c1": ("a" * 32, "1" * 16)}
+
+        class OnceSpanIds:
+            def __init__(self):
+                self.answers = dict(ids)
+
+            def ids_for(self, turn_id, tool_call_id=None):
+                return self.answers.pop(tool_call_id, None)
+
+        cache = SpanIdCache(OnceSpanIds())
+        cache.remember("t1")
+        cache.remember("t1", "c1")
+        cache.forget("t1")
+        assert None is cache.lookup("t1", "c1")
+
+    def test_protocols(self):
+        """The test doubles satisfy the `SpanIds` and `HealthSource` protocols."""
+        assert isinstance(HashSpanIds(), SpanIds)
+        assert isinstance(CountingHealth(), HealthSource)
+
+
+class TestDroppedTelemetry:
+    def test_reads_the_health_source_at_scrape_time(self, registry):
+        """Drops counted after the observer was built appear at the next scrape."""
+        health = CountingHealth()
+        MetricsObserver(registry, health=health)
+        assert None is value(registry, "zeroclaw_telemetry_dropped_total", signal="spans")
+        health.dropped["spans"] = 3
+        health.dropped["logs"] = 1
+        assert 3.0 == value(registry, "zeroclaw_telemetry_dropped_total", signal="spans")
+        assert 1.0 == value(registry, "zeroclaw_telemetry_dropped_total", signal="logs")
+
+    def test_snapshot_with_a_dropped_attribute(self, registry):
+        """A snapshot object with a `dropped` attribute is read like a mapping is."""
+
+        @dataclasses.dataclass(frozen=True)
+        class Snapshot:
+            dropped: dict[str, int]
+
+        class AttributeHealth:
+            def snapshot(self) -> Snapshot:
+                return Snapshot(dropped={"metrics": 2})
+
+        MetricsObserver(registry, health=AttributeHealth())
+        assert 2.0 == value(registry, "zeroclaw_telemetry_dropped_total", signal="metrics")
+
+    def test_with_telemetry_health(self, registry):
+        """Drops counted in the runtime's `TelemetryHealth` appear under their signal."""
+        health_module = pytest.importorskip("zeroclaw_obs.observability.health")
+        health = health_module.TelemetryHealth()
+        MetricsObserver(registry, health=health)
+        health.increment(health_module.HealthCounter.DROPPED, health_module.Signal.TRACES, 4)
+        assert 4.0 == value(registry, "zeroclaw_telemetry_dropped_total", signal="traces")
+
+    def test_a_broken_health_source_does_not_break_the_scrape(self, registry):
+        """A health source that raises yields no drop samples; the rest is still exposed."""
+        MetricsObserver(registry, health=BrokenHealth())
+        text = render_metrics(registry, openmetrics=True).decode()
+        assert "# TYPE zeroclaw_telemetry_dropped counter" in text
+        assert "zeroclaw_telemetry_dropped_total{" not in text
+
+
+class TestObserverContract:
+    def test_never_raises(self, registry):
+        """An event that cannot be recorded is counted in `errors`, not raised."""
+        observer = MetricsObserver(registry)
+        observer.on_event(llm_response(input_tokens=-1))
+        observer.on_event(object())  # type: ignore[arg-type]
+        assert 1 == observer.errors
+
+    def test_one_observer_per_registry(self, registry):
+        """A second observer on the same registry is refused by the duplicate check."""
+        MetricsObserver(registry)
+        with pytest.raises(ValueError, match="Duplicated timeseries"):
+            MetricsObserver(registry)
+
+    async def test_behind_a_multi_observer(self, run_scenario, registry):
+        """Behind the fan-out the observer records like it does alone."""
+        await run_scenario(mixed_turn(), observer=MultiObserver([MetricsObserver(registry)]))
+        assert 1.0 == value(registry, "zeroclaw_turns_total", outcome="final")
+
+
+class TestServeMetrics:
+    async def test_content_negotiation_over_loopback(self, run_scenario, registry):
+        """A plain scrape gets the text format; `Accept: application/openmetrics-text` gets
+        OpenMetrics with exemplars."""
+        spans = HashSpanIds()
+        outcome, _ = await run_scenario(
+            mixed_turn(), observer=MetricsObserver(registry, span_ids=spans)
+        )
+        server = serve_metrics(registry)
+        try:
+            async with httpx.AsyncClient(timeout=5) as client:
+                plain = await client.get(server.url)
+                om = await client.get(
+                    server.url, headers={"Accept": "application/openmetrics-text"}
+                )
+        finally:
+            server.close()
+        assert (200, "text/plain; version=0.0.4; charset=utf-8") == (
+            plain.status_code,
+            plain.headers["content-type"],
+        )
+        assert "zeroclaw_tool_calls_total{" in plain.text
+        assert "application/openmetrics-text" == om.headers["content-type"].split(";")[0]
+        assert om.text.endswith("# EOF\n")
+        assert f'trace_id="{spans.trace_id(outcome.turn_id)}"' in om.text
+
+    def test_close_releases_the_port(self, registry):
+        """After `close` the port no longer accepts scrapes."""
+        server = serve_metrics(registry, port=0)
+        url = server.url
+        assert 0 != server.port
+        server.close()
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(url, timeout=2)

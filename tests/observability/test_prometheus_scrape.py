@@ -1,0 +1,144 @@
+"""A real Prometheus scrapes `serve_metrics` and stores our series and exemplars.
+
+Needs the `prometheus` binary (Debian package `prometheus`). Without it the test is skipped,
+except in CI (`CI=true`), where a missing binary is a failure. Every wait is bounded by
+`DEADLINE_S`, and Prometheus is stopped in a `finally` block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry
+
+from zeroclaw_obs.observability.metrics import MetricsObserver, serve_metrics
+
+from .test_metrics import HashSpanIds, mixed_turn
+
+DEADLINE_S = 60.0
+CONFIG = """\
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: zeroclaw
+    static_configs:
+      - targets: ["127.0.0.1:{metrics_port}"]
+"""
+
+
+def prometheus_binary() -> str:
+    """The path of `prometheus`; skips (or fails, in CI) when it is not installed."""
+    found = shutil.which("prometheus")
+    if found is None:
+        reason = "the `prometheus` binary is not installed (apt-get install -y prometheus)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def poll(
+    check: Callable[[], Awaitable[Any]], *, what: str, log: Path, deadline: float
+) -> Any:
+    """Call `check` until it returns something truthy, or fail once `deadline` has passed."""
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = await check()
+        except httpx.TransportError as exc:
+            last = exc
+        else:
+            if last:
+                return last
+        await asyncio.sleep(0.25)
+    pytest.fail(f"timed out waiting for {what}; last: {last!r}\n{log.read_text()[-3000:]}")
+
+
+def start_prometheus(tmp_path: Path, metrics_port: int, web_port: int) -> subprocess.Popen:
+    config = tmp_path / "prometheus.yml"
+    config.write_text(CONFIG.format(metrics_port=metrics_port))
+    log = (tmp_path / "prometheus.log").open("w")
+    args = [
+        prometheus_binary(),
+        f"--config.file={config}",
+        f"--storage.tsdb.path={tmp_path / 'data'}",
+        f"--web.listen-address=127.0.0.1:{web_port}",
+        "--enable-feature=exemplar-storage",
+    ]
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+class TestPrometheusScrape:
+    async def test_prometheus_stores_series_and_trace_exemplars(self, run_scenario, tmp_path):
+        """Prometheus scrapes the tool histogram and keeps an exemplar with our trace id."""
+        prometheus_binary()
+        registry = CollectorRegistry()
+        spans = HashSpanIds()
+        observer = MetricsObserver(registry, span_ids=spans)
+        turn_ids = [(await run_scenario(mixed_turn(), observer=observer))[0].turn_id]
+        turn_ids.append((await run_scenario(mixed_turn(), observer=observer))[0].turn_id)
+        server = serve_metrics(registry)
+        web_port = free_port()
+        process = start_prometheus(tmp_path, server.port, web_port)
+        api = f"http://127.0.0.1:{web_port}/api/v1"
+        log = tmp_path / "prometheus.log"
+        deadline = time.monotonic() + DEADLINE_S
+        try:
+            async with httpx.AsyncClient(timeout=5) as client:
+
+                async def series() -> list[dict[str, Any]]:
+                    query = {"query": "zeroclaw_tool_duration_seconds_bucket"}
+                    response = await client.get(f"{api}/query", params=query)
+                    return response.json()["data"]["result"] if response.is_success else []
+
+                async def exemplars() -> list[dict[str, Any]]:
+                    now = time.time()
+                    query = {
+                        "query": "zeroclaw_tool_duration_seconds_bucket",
+                        "start": f"{now - 600:.3f}",
+                        "end": f"{now + 600:.3f}",
+                    }
+                    response = await client.get(f"{api}/query_exemplars", params=query)
+                    if not response.is_success:
+                        return []
+                    return [
+                        exemplar["labels"]
+                        for item in response.json()["data"]
+                        for exemplar in item["exemplars"]
+                    ]
+
+                found = await poll(series, what="the tool histogram", log=log, deadline=deadline)
+                labels = await poll(exemplars, what="exemplars", log=log, deadline=deadline)
+        finally:
+            stop(process)
+            server.close()
+        assert "zeroclaw" == found[0]["metric"]["job"]
+        expected_traces = {spans.trace_id(turn_id) for turn_id in turn_ids}
+        assert set() != {e["trace_id"] for e in labels} & expected_traces
+        assert set() == {e["trace_id"] for e in labels} - expected_traces

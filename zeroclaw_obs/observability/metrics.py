@@ -1,0 +1,489 @@
+"""Prometheus metrics: what to count from observer events, and the `/metrics` exposition.
+
+`MetricsObserver` turns observer events into the metrics of DESIGN §3 on a `CollectorRegistry`
+the runtime owns (never prometheus_client's global `REGISTRY`), with exemplars that carry the
+`trace_id`/`span_id` of the span each observation belongs to. `render_metrics` and
+`serve_metrics` expose a registry as the text format or OpenMetrics.
+
+Risky parts:
+- Label values are the cardinality of the whole time-series database. Every label value here is
+  bounded: a tool name the model invented is `unknown`, outcomes and rule ids come from enums or
+  configuration, free strings that should be enums fall back to `other`, and every value is cut
+  at `LABEL_LIMIT` characters. Never label by turn id, call id, argument or result.
+- `on_event` runs on the turn's path. It only increments in-memory counters; it never blocks,
+  and it never raises (a failure is counted in `errors`).
+- Exemplar ids come from the tracing side through the small `SpanIds` protocol. Tracing must see
+  each event before this observer does (put it first in the `MultiObserver`), and
+  `SpanIdCache` keeps the ids of open spans so they survive the span's end.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client import generate_latest as _generate_text
+from prometheus_client.exposition import ThreadingWSGIServer
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
+from prometheus_client.openmetrics.exposition import generate_latest as _generate_openmetrics
+
+from .events import (
+    AgentEnd,
+    AgentStart,
+    ApprovalDecision,
+    LlmResponse,
+    LoopDetection,
+    ObserverEvent,
+    ToolCall,
+    ToolCallStart,
+)
+
+__all__ = [
+    "APPROVAL_WAIT_BUCKETS",
+    "LABEL_LIMIT",
+    "LLM_DURATION_BUCKETS",
+    "TOOL_DURATION_BUCKETS",
+    "TURN_DURATION_BUCKETS",
+    "UNKNOWN_TOOL",
+    "DroppedTelemetryCollector",
+    "HealthSource",
+    "Ids",
+    "MetricsObserver",
+    "MetricsServer",
+    "SpanIdCache",
+    "SpanIds",
+    "render_metrics",
+    "serve_metrics",
+]
+
+LABEL_LIMIT = 64
+"""The longest label value written; longer names (models, rules, tools) are cut."""
+
+UNKNOWN_TOOL = "unknown"
+"""The `tool` label of a name the model invented."""
+
+TOOL_DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80)
+"""Seconds: a cached lookup (10 ms) up to a long shell command or crawl (~80 s)."""
+
+LLM_DURATION_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128)
+"""Seconds: a short cached completion up to a long reasoning response."""
+
+TURN_DURATION_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+"""Seconds: a one-shot answer up to a ten-minute multi-tool turn."""
+
+APPROVAL_WAIT_BUCKETS = (0.01, 0.1, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600)
+"""Seconds: a scripted answer (milliseconds) up to a human who came back an hour later."""
+
+_OTHER = "other"
+# The values these free-string fields take today (approval/surfaces.py, turn/loop_detection.py);
+# importing those enums would make observability depend on turn/, against DESIGN §1.
+_DECISIONS = frozenset({"yes", "no", "always", "replace", "approved"})
+_SURFACES = frozenset({"cli", "scenario", "backchannel", "runtime"})
+_LOOP_KINDS = frozenset({"repeat", "ping_pong", "no_progress"})
+_LOOP_SEVERITIES = frozenset({"warning", "block", "abort"})
+_TOOL_RESULT_SURFACE = "tool_result"
+_POLL_INTERVAL = 0.05  # seconds `MetricsServer.close` may wait for the serving thread
+
+Ids = tuple[str, str]
+"""(trace_id as 32 lowercase hex, span_id as 16 lowercase hex)."""
+
+
+@runtime_checkable
+class SpanIds(Protocol):
+    """The tracing side's answer to "which span does this event belong to?".
+
+    Implemented by the span observer; metrics and logs only read it.
+    """
+
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
+        """(trace_id, span_id) of the call's tool span, or of the turn's root span when
+        `tool_call_id` is None; None when no such span is known. Must not block or raise."""
+        ...
+
+
+@runtime_checkable
+class HealthSource(Protocol):
+    """Telemetry health counters, written by exporter threads and read at scrape time."""
+
+    def snapshot(self) -> Any:
+        """A consistent copy whose `dropped` (an attribute, or a key of a mapping) maps a
+        signal name to its drop count."""
+        ...
+
+
+class SpanIdCache:
+    """Remembers the span ids of open turns and tool calls, per turn.
+
+    The span observer may forget a span once it ends, yet the event that ends it (`ToolCall`,
+    `AgentEnd`) is the one metrics and logs must correlate. So the ids are read when the span
+    opens (`remember`), served from here until it closes (`forget`), and read live only when
+    they were not known at the opening. Memory is bounded by the open turns and their calls.
+    Used from the event loop's thread only, like every observer.
+    """
+
+    def __init__(self, source: SpanIds | None) -> None:
+        self._source = source
+        self._turns: dict[str, dict[str | None, Ids]] = {}
+
+    def remember(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
+        """Look up and keep the ids of the turn's root span or of one tool span."""
+        ids = self._live(turn_id, tool_call_id)
+        if ids is not None:
+            self._turns.setdefault(turn_id, {})[tool_call_id] = ids
+        return ids
+
+    def lookup(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
+        """The kept ids, else the tracing side's current answer."""
+        ids = self._turns.get(turn_id, {}).get(tool_call_id)
+        return ids if ids is not None else self._live(turn_id, tool_call_id)
+
+    def forget(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
+        """Return the ids one last time and drop them; forgetting the turn drops its calls."""
+        ids = self.lookup(turn_id, tool_call_id)
+        if tool_call_id is None:
+            self._turns.pop(turn_id, None)
+        else:
+            self._turns.get(turn_id, {}).pop(tool_call_id, None)
+        return ids
+
+    def _live(self, turn_id: str, tool_call_id: str | None) -> Ids | None:
+        if self._source is None:
+            return None
+        try:
+            return self._source.ids_for(turn_id, tool_call_id)
+        except Exception:
+            return None  # a broken tracer must not cost us the metric or the log line
+
+
+def _bounded(value: str) -> str:
+    return value[:LABEL_LIMIT]
+
+
+def _one_of(value: str, allowed: frozenset[str]) -> str:
+    return value if value in allowed else _OTHER
+
+
+def _exemplar(ids: Ids | None) -> dict[str, str] | None:
+    if ids is None:
+        return None
+    trace_id, span_id = ids
+    return {"trace_id": trace_id, "span_id": span_id}
+
+
+class DroppedTelemetryCollector:
+    """`zeroclaw_telemetry_dropped_total{signal}`, read from a `HealthSource` at scrape time.
+
+    Drops are counted on exporter threads by the export side; reading its snapshot when
+    Prometheus scrapes keeps the two sides uncoupled and never touches the turn's path. A
+    source that fails is reported as no samples rather than failing the whole scrape.
+    """
+
+    NAME = "zeroclaw_telemetry_dropped"
+    DOCUMENTATION = "Telemetry items (spans, logs, metrics) dropped before export, by signal."
+
+    def __init__(self, health: HealthSource | None) -> None:
+        self._health = health
+
+    def describe(self) -> Iterator[Metric]:
+        """The family without samples, so registering never calls the health source."""
+        yield self._family()
+
+    def collect(self) -> Iterator[Metric]:
+        """The family with one sample per signal the health source has counted."""
+        family = self._family()
+        for signal, count in self._dropped().items():
+            family.add_metric([_bounded(str(signal))], float(count))
+        yield family
+
+    def _family(self) -> CounterMetricFamily:
+        return CounterMetricFamily(self.NAME, self.DOCUMENTATION, labels=["signal"])
+
+    def _dropped(self) -> Mapping[str, int]:
+        if self._health is None:
+            return {}
+        try:
+            snapshot = self._health.snapshot()
+            if isinstance(snapshot, Mapping):
+                return dict(snapshot.get("dropped", {}))
+            return dict(getattr(snapshot, "dropped", {}))
+        except Exception:
+            return {}
+
+
+class MetricsObserver:
+    """Counts every lifecycle fact of DESIGN §3 on a registry the runtime owns.
+
+    Create one per registry: the metric names are registered in the constructor, and a second
+    observer on the same registry raises `ValueError` (prometheus_client's duplicate check).
+    Put the span observer before this one in the `MultiObserver` so exemplars find their spans.
+
+    Args:
+        registry: where the metrics live; tests build a fresh one.
+        span_ids: the tracing side, for `trace_id`/`span_id` exemplars; None for no exemplars.
+        known_tools: whether a name is a registered tool; names it rejects are labelled
+            `unknown` (as are those the engine already marked `known_tool=False`).
+        health: the export side's counters, for `zeroclaw_telemetry_dropped_total`.
+
+    Raises:
+        ValueError: the registry already holds one of these metric names.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        span_ids: SpanIds | None = None,
+        known_tools: Callable[[str], bool] | None = None,
+        health: HealthSource | None = None,
+    ) -> None:
+        self.errors = 0
+        """Events that failed to record (never raised into the turn)."""
+        self._ids = SpanIdCache(span_ids)
+        self._known_tools = known_tools
+        self._build_metrics(registry)
+        registry.register(DroppedTelemetryCollector(health))
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            AgentStart: self._on_agent_start,
+            AgentEnd: self._on_agent_end,
+            LlmResponse: self._on_llm_response,
+            ToolCallStart: self._on_tool_call_start,
+            ToolCall: self._on_tool_call,
+            ApprovalDecision: self._on_approval,
+            LoopDetection: self._on_loop_detection,
+        }
+
+    def _build_metrics(self, registry: CollectorRegistry) -> None:
+        def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
+            return Counter(name, doc, labels, registry=registry)
+
+        def histogram(
+            name: str, doc: str, labels: tuple[str, ...], buckets: tuple[float, ...]
+        ) -> Histogram:
+            return Histogram(name, doc, labels, registry=registry, buckets=buckets)
+
+        self._tool_calls = counter(
+            "zeroclaw_tool_calls_total", "Tool result slots closed.", ("tool", "outcome")
+        )
+        self._tool_duration = histogram(
+            "zeroclaw_tool_duration_seconds",
+            "Time from dispatch to recorded result, approval wait excluded.",
+            ("tool", "outcome"),
+            TOOL_DURATION_BUCKETS,
+        )
+        self._llm_requests = counter(
+            "zeroclaw_llm_requests_total", "Provider calls.", ("provider", "model", "success")
+        )
+        self._llm_duration = histogram(
+            "zeroclaw_llm_duration_seconds",
+            "Provider call latency.",
+            ("provider", "model"),
+            LLM_DURATION_BUCKETS,
+        )
+        self._tokens = counter(
+            "zeroclaw_tokens_total",
+            "Tokens reported by the provider.",
+            ("provider", "model", "direction"),
+        )
+        self._turns = counter("zeroclaw_turns_total", "Turns ended, by outcome.", ("outcome",))
+        self._turn_duration = histogram(
+            "zeroclaw_turn_duration_seconds", "Whole-turn latency.", (), TURN_DURATION_BUCKETS
+        )
+        self._approvals = counter(
+            "zeroclaw_approvals_total", "Approval decisions.", ("tool", "decision", "surface")
+        )
+        self._approval_wait = histogram(
+            "zeroclaw_approval_wait_seconds",
+            "Time spent waiting for an approval decision.",
+            (),
+            APPROVAL_WAIT_BUCKETS,
+        )
+        self._redactions = counter(
+            "zeroclaw_redactions_total",
+            "Secrets replaced, by rule and surface.",
+            ("rule", "surface"),
+        )
+        self._receipts = counter("zeroclaw_receipts_total", "Receipts issued.", ("tool",))
+        self._loop_detections = counter(
+            "zeroclaw_loop_detections_total", "Loop detector firings.", ("kind", "severity")
+        )
+
+    def on_event(self, event: ObserverEvent) -> None:
+        """Record `event`. Never blocks or raises."""
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            return
+        try:
+            handler(event)
+        except Exception:
+            self.errors += 1
+
+    def count_redactions(self, counts: Mapping[str, int], surface: str) -> None:
+        """Add a redaction report (`Redactor.redact_text_report`) for one outward surface.
+
+        Other surfaces (span guard, log processor, progress lines) call this with their own
+        `surface` name; tool results are counted from `ToolCall` as `tool_result`.
+
+        Args:
+            counts: `{rule_id: count}`; rule ids come from the redactor's configuration.
+            surface: a fixed name chosen by the caller, never data.
+        """
+        label = _bounded(surface)
+        for rule, count in counts.items():
+            if count > 0:
+                self._redactions.labels(_bounded(rule), label).inc(count)
+
+    def tool_label(self, name: str, *, known: bool = True) -> str:
+        """The bounded `tool` label: the name if the registry knows it, else `unknown`."""
+        if not known or not name:
+            return UNKNOWN_TOOL
+        if self._known_tools is not None and not self._known_tools(name):
+            return UNKNOWN_TOOL
+        return _bounded(name)
+
+    def _on_agent_start(self, event: AgentStart) -> None:
+        self._ids.remember(event.correlation.turn_id)
+
+    def _on_agent_end(self, event: AgentEnd) -> None:
+        ids = self._ids.forget(event.correlation.turn_id)
+        self._turns.labels(event.outcome.value).inc()
+        self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids))
+
+    def _on_llm_response(self, event: LlmResponse) -> None:
+        provider, model = _bounded(event.provider), _bounded(event.model)
+        ids = self._ids.lookup(event.correlation.turn_id)
+        success = "true" if event.success else "false"
+        self._llm_requests.labels(provider, model, success).inc(exemplar=_exemplar(ids))
+        self._llm_duration.labels(provider, model).observe(
+            event.duration_s, exemplar=_exemplar(ids)
+        )
+        self._tokens.labels(provider, model, "input").inc(event.input_tokens)
+        self._tokens.labels(provider, model, "output").inc(event.output_tokens)
+
+    def _on_tool_call_start(self, event: ToolCallStart) -> None:
+        self._ids.remember(event.correlation.turn_id, event.tool_call_id)
+
+    def _on_tool_call(self, event: ToolCall) -> None:
+        ids = self._ids.forget(event.correlation.turn_id, event.tool_call_id)
+        exemplar = _exemplar(ids)
+        tool = self.tool_label(event.tool, known=event.known_tool)
+        outcome = event.outcome.value
+        self._tool_calls.labels(tool, outcome).inc(exemplar=exemplar)
+        self._tool_duration.labels(tool, outcome).observe(event.duration_s, exemplar=exemplar)
+        if event.receipt is not None:
+            self._receipts.labels(tool).inc()
+        if event.redaction_counts:
+            self.count_redactions(event.redaction_counts, _TOOL_RESULT_SURFACE)
+
+    def _on_approval(self, event: ApprovalDecision) -> None:
+        tool = self.tool_label(event.tool)
+        decision = _one_of(event.decision, _DECISIONS)
+        surface = _one_of(event.surface, _SURFACES)
+        self._approvals.labels(tool, decision, surface).inc()
+        ids = self._ids.lookup(event.correlation.turn_id)
+        self._approval_wait.observe(event.wait_s, exemplar=_exemplar(ids))
+
+    def _on_loop_detection(self, event: LoopDetection) -> None:
+        kind = _one_of(event.kind, _LOOP_KINDS)
+        severity = _one_of(event.severity, _LOOP_SEVERITIES)
+        self._loop_detections.labels(kind, severity).inc()
+
+
+def render_metrics(registry: CollectorRegistry, *, openmetrics: bool) -> bytes:
+    """The registry's exposition: OpenMetrics (with exemplars) or the classic text format.
+
+    The text format (`text/plain; version=0.0.4`) cannot carry exemplars; choose OpenMetrics
+    for a scraper that stores them.
+    """
+    if openmetrics:
+        return _generate_openmetrics(registry)
+    return _generate_text(registry)
+
+
+class MetricsServer:
+    """A `/metrics` endpoint on a daemon thread, serving one registry until `close`.
+
+    The endpoint negotiates the format from the `Accept` header (prometheus_client's
+    `choose_encoder`): `application/openmetrics-text` gets OpenMetrics with exemplars, anything
+    else the classic text format. It answers every path, `/metrics` included.
+    """
+
+    def __init__(self, httpd: WSGIServer, thread: threading.Thread) -> None:
+        self._httpd = httpd
+        self._thread = thread
+
+    @property
+    def host(self) -> str:
+        """The address the server is bound to."""
+        return str(self._httpd.server_address[0])
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when 0 was asked for)."""
+        return int(self._httpd.server_port)
+
+    @property
+    def url(self) -> str:
+        """`http://host:port/metrics` (an IPv6 host in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/metrics"
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop serving, release the socket and wait up to `timeout` s for the thread."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout)
+
+    def __enter__(self) -> MetricsServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Log nothing: a scrape every few seconds must not fill stderr."""
+
+
+def serve_metrics(
+    registry: CollectorRegistry, host: str = "127.0.0.1", port: int = 0
+) -> MetricsServer:
+    """Serve `registry` over HTTP on a background thread for as long as the process runs.
+
+    The WSGI app is prometheus_client's `make_wsgi_app`, which negotiates the format (see
+    `MetricsServer`); the server around it is ours only so that `close` returns within
+    `_POLL_INTERVAL` instead of `serve_forever`'s default half second.
+
+    Args:
+        registry: the runtime's registry (never the global default).
+        host: the address to bind (IPv4 or IPv6); loopback unless the scraper is elsewhere.
+        port: the port; 0 picks a free one (read it from `MetricsServer.port`).
+
+    Returns:
+        The running server; call `close()` to stop it.
+
+    Raises:
+        OSError: the address cannot be resolved or bound.
+    """
+    family, *_, sockaddr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+
+    class _Server(ThreadingWSGIServer):
+        address_family = family
+
+    httpd = make_server(
+        str(sockaddr[0]), port, make_wsgi_app(registry), _Server, handler_class=_QuietHandler
+    )
+    thread = threading.Thread(
+        target=httpd.serve_forever,
+        kwargs={"poll_interval": _POLL_INTERVAL},
+        name=f"zeroclaw-metrics:{httpd.server_port}",
+        daemon=True,
+    )
+    thread.start()
+    return MetricsServer(httpd, thread)
