@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from zeroclaw_obs.cli import main
+from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.receipts import ReceiptGenerator
 
 WEATHER = {
@@ -209,8 +210,9 @@ class TestBadInput:
 
 
 class TestDemo:
-    def test_demo_runs_the_built_in_scenario(self, tmp_path, capsys):
+    def test_demo_runs_the_built_in_scenario(self, tmp_path, capsys, monkeypatch):
         """The demo exits 0, shows every kind of call, and leaks none of its secrets."""
+        monkeypatch.chdir(tmp_path)
         assert 0 == main(["demo", *outputs(tmp_path)])
         captured = capsys.readouterr()
         assert "Paris is 18C" in captured.out
@@ -222,6 +224,11 @@ class TestDemo:
         )
         for secret in ("Tr0ub4dor-and-3", "sk-proj-9fK2mQ7xVb4LpR8sT1wZ6yN3cD5eH0jA"):
             assert secret not in everything
+        spans = read_otlp_json(tmp_path / "zeroclaw-traces.jsonl")
+        assert {"invoke_agent demo", "chat scripted-model", "execute_tool shell"} <= {
+            span["name"] for span in spans
+        }
+        assert "└── iteration 5" in captured.err
         audit = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
         assert [("shell", "yes", "scenario")] == [
             (a["tool"], a["decision"], a["surface"]) for a in audit
@@ -318,3 +325,54 @@ class TestInteractiveApproval:
         assert "❌ shell (0.0s): [interrupted by user before this tool produced a result]" in screen
         assert "Turn cancelled." in screen
         assert [] == entries
+
+
+class TestTelemetryOutputs:
+    def test_otlp_json_metrics_and_logs(self, tmp_path, capsys):
+        """`--otlp-json`, `--metrics-out` and `--logs-out` write spans, metrics and logs of the
+        same turn, correlated by the turn id and trace id."""
+        path = write(tmp_path, scenario())
+        args = [
+            "run",
+            "--scenario",
+            str(path),
+            "--quiet",
+            f"--otlp-json={tmp_path / 'spans.jsonl'}",
+            f"--metrics-out={tmp_path / 'metrics.txt'}",
+            f"--logs-out={tmp_path / 'logs.jsonl'}",
+        ]
+        assert 0 == main(args)
+        spans = read_otlp_json(tmp_path / "spans.jsonl")
+        root = next(s for s in spans if s["name"].startswith("invoke_agent"))
+        metrics = (tmp_path / "metrics.txt").read_text()
+        assert 'zeroclaw_tool_calls_total{outcome="success",tool="get_weather"} 1.0' in metrics
+        logs = [json.loads(x) for x in (tmp_path / "logs.jsonl").read_text().splitlines()]
+        tool_log = next(x for x in logs if x["event"] == "tool_call_result")
+        assert root["trace_id"] == tool_log["trace_id"]
+        assert root["attributes"]["zeroclaw.turn.id"] == tool_log["turn_id"]
+
+    def test_no_telemetry_file_on_bad_input(self, tmp_path, capsys):
+        """A run that fails as bad input leaves no spans, metrics or logs file behind."""
+        data = scenario(responses=[scenario()["responses"][0]])
+        path = write(tmp_path, data)
+        args = ["run", "--scenario", str(path), "--quiet"]
+        args += [f"--otlp-json={tmp_path / 'spans.jsonl'}", f"--logs-out={tmp_path / 'l.jsonl'}"]
+        assert 2 == main(args)
+        assert ["s.yaml"] == sorted(p.name for p in tmp_path.iterdir())
+
+    def test_unreachable_collector_is_counted_not_fatal(self, tmp_path, capsys, monkeypatch):
+        """With the OTLP endpoint on a closed port the turn still answers and exits 0, and the
+        loss is reported on one stderr line."""
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+        path = write(tmp_path, scenario())
+        assert 0 == main(["run", "--scenario", str(path), "--quiet"])
+        captured = capsys.readouterr()
+        assert "It is 18C.\n" == captured.out
+        assert "telemetry: " in captured.err
+        assert "Traceback" not in captured.err

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -34,8 +34,12 @@ from .config import (
 )
 from .errors import BadInputError, ConfigError
 from .observability.events import TurnOutcomeKind
-from .observability.observer import MultiObserver, Observer
-from .observability.progress import ProgressObserver
+from .observability.telemetry import (
+    Telemetry,
+    TelemetryOptions,
+    default_exporter_env,
+    setup_telemetry,
+)
 from .receipts import load_key_file
 from .replay import Replay, build_replay
 from .scan import ScanError, scan_paths
@@ -59,6 +63,8 @@ EXIT_ABORTED = 3
 EXIT_CANCELLED = 130
 
 DEMO_SCENARIO = "demo.yaml"
+DEMO_TRACES = "zeroclaw-traces.jsonl"
+SHUTDOWN_TIMEOUT_S = 5.0
 
 
 def exit_code(outcome: TurnOutcome) -> int:
@@ -106,7 +112,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="32-byte receipt key as 64 hex chars; enables receipts",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument(
+        "--otlp-json", type=Path, help="write spans as OTLP/JSON lines (instead of OTLP export)"
+    )
+    parser.add_argument("--metrics-out", type=Path, help="write the Prometheus exposition")
+    parser.add_argument(
+        "--metrics-port", type=int, help="serve /metrics on 127.0.0.1:PORT while running"
+    )
+    parser.add_argument("--logs-out", type=Path, help="write structured logs (JSON lines)")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress lines and no trace tree on stderr"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +130,61 @@ class _Outputs:
     events: Path | None
     history: Path | None
     audit: Path | None
+    otlp_json: Path | None = None
+    metrics: Path | None = None
+    logs: Path | None = None
+
+    def paths(self) -> list[Path]:
+        return [
+            p
+            for p in (
+                self.events,
+                self.history,
+                self.audit,
+                self.otlp_json,
+                self.metrics,
+                self.logs,
+            )
+            if p is not None
+        ]
+
+
+class _Staging:
+    """Temp files beside the outputs that telemetry streams into while the turn runs.
+
+    They replace their targets only when the run ends with a result, so invalid input never
+    creates or changes an output file.
+    """
+
+    def __init__(self, outputs: _Outputs) -> None:
+        self._moves: list[tuple[Path, Path]] = []
+        self.otlp_json = self._stage(outputs.otlp_json)
+        logs = self._stage(outputs.logs)
+        self.logs: TextIO | None = logs.open("w", encoding="utf-8") if logs else None
+
+    def _stage(self, target: Path | None) -> Path | None:
+        if target is None:
+            return None
+        directory = target.parent if str(target.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
+        _default_mode(Path(tmp))
+        self._moves.append((Path(tmp), target))
+        return Path(tmp)
+
+    def _close(self) -> None:
+        if self.logs is not None and not self.logs.closed:
+            self.logs.close()
+
+    def commit(self) -> None:
+        self._close()
+        for tmp, target in self._moves:
+            os.replace(tmp, target)
+
+    def discard(self) -> None:
+        self._close()
+        for tmp, _ in self._moves:
+            tmp.unlink(missing_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,15 +193,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "redact":
         return _redact_scan(args)
     try:
-        replay, outputs = _prepare(args)
+        scenario, source, message, key, outputs = _prepare(args)
     except BadInputError as exc:
         return _bad_input(str(exc))
+    staging = _Staging(outputs)
+    telemetry: Telemetry | None = None
     try:
+        redactor = build_redactor(scenario.config.redaction, source)
+        telemetry = setup_telemetry(
+            TelemetryOptions(
+                otlp_json=staging.otlp_json,
+                metrics_port=args.metrics_port,
+                logs=staging.logs,
+                progress=None if args.quiet else sys.stderr,
+                env=default_exporter_env(os.environ, otlp_json=staging.otlp_json),
+            ),
+            redactor=redactor,
+        )
+        replay = build_replay(
+            scenario,
+            source=source,
+            user_message=message,
+            observer=telemetry.observer,
+            redactor=redactor,
+            receipt_key=key,
+        )
         outcome = asyncio.run(_run(replay))
-    except BadInputError as exc:
+    except (BadInputError, OSError) as exc:
+        if telemetry is not None:
+            telemetry.shutdown(timeout_s=1.0)
+        staging.discard()
         return _bad_input(str(exc))
     print(outcome.text.rstrip("\n"), flush=True)
-    _write_outputs(outputs, replay)
+    telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
+    if (loss := telemetry.loss_summary()) is not None:
+        print(loss, file=sys.stderr)
+    if not args.quiet:
+        tree = telemetry.tree.render()
+        if tree:
+            print("\n" + tree, file=sys.stderr, flush=True)
+    _write_outputs(outputs, replay, telemetry)
+    staging.commit()
     return exit_code(outcome)
 
 
@@ -168,11 +271,20 @@ def _bad_input(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Replay, _Outputs]:
+def _prepare(
+    args: argparse.Namespace,
+) -> tuple[Scenario, str, str | None, bytes | None, _Outputs]:
+    """Load and validate everything before any output file is touched.
+
+    Raises:
+        BadInputError: the scenario, config, key file or an output path is invalid.
+    """
     if args.command == "demo":
         source = f"<built-in {DEMO_SCENARIO}>"
         scenario = _load_builtin(DEMO_SCENARIO, source)
         message = None
+        if args.otlp_json is None:
+            args.otlp_json = Path(DEMO_TRACES)
     else:
         source = str(args.scenario)
         scenario = load_scenario(args.scenario)
@@ -189,17 +301,19 @@ def _prepare(args: argparse.Namespace) -> tuple[Replay, _Outputs]:
                 source,
                 override=False,
             )
-    outputs = _Outputs(events=args.events_out, history=args.history_out, audit=args.audit_out)
-    _check_writable(p for p in (outputs.events, outputs.history, outputs.audit) if p)
-    observers: list[Observer] = [] if args.quiet else [ProgressObserver()]
-    replay = build_replay(
-        scenario,
-        source=source,
-        user_message=message,
-        observer=MultiObserver(observers),
-        receipt_key=key,
+    outputs = _Outputs(
+        events=args.events_out,
+        history=args.history_out,
+        audit=args.audit_out,
+        otlp_json=args.otlp_json,
+        metrics=args.metrics_out,
+        logs=args.logs_out,
     )
-    return replay, outputs
+    _check_writable(outputs.paths())
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
+    build_redactor(scenario.config.redaction, source)  # reject invalid rules before any output
+    return scenario, source, message, key, outputs
 
 
 def _load_builtin(name: str, source: str) -> Scenario:
@@ -247,7 +361,7 @@ async def _run(replay: Replay) -> TurnOutcome:
         await replay.execution.provider.aclose()
 
 
-def _write_outputs(outputs: _Outputs, replay: Replay) -> None:
+def _write_outputs(outputs: _Outputs, replay: Replay, telemetry: Telemetry) -> None:
     if outputs.events is not None:
         lines = (json.dumps(e.to_json_dict(), ensure_ascii=False) for e in replay.events.events)
         _atomic_write(outputs.events, "".join(line + "\n" for line in lines))
@@ -256,18 +370,28 @@ def _write_outputs(outputs: _Outputs, replay: Replay) -> None:
         _atomic_write(outputs.history, history + "\n")
     if outputs.audit is not None:
         replay.audit.write_jsonl(outputs.audit)
+    if outputs.metrics is not None:
+        _atomic_write(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
 
 
 def _atomic_write(path: Path, text: str) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        _default_mode(Path(tmp))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _default_mode(path: Path) -> None:
+    # mkstemp creates 0600 files; outputs get the usual mode (0666 less the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,320 @@
+"""The export guard's steps and exporter wrapper, and the bounded batching in front of it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from zeroclaw_obs.observability.export_guard import (
+    AttributeScrubber,
+    BoundedBatcher,
+    BoundedBatchSpanProcessor,
+    EventScrubber,
+    LinkScrubber,
+    NameScrubber,
+    RedactingSpanExporter,
+    StatusScrubber,
+    guard_steps,
+    span_to_dict,
+)
+from zeroclaw_obs.observability.health import Signal, TelemetryHealth
+from zeroclaw_obs.redaction import Redactor
+
+SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+MASK = "[REDACTED:github_token]"
+CONTEXT = SpanContext(1, 2, False, TraceFlags(1))
+
+
+def span_dict(**overrides) -> dict:
+    span = ReadableSpan(
+        name="s",
+        context=CONTEXT,
+        resource=Resource({"service.name": "svc"}),
+        status=Status(StatusCode.UNSET),
+    )
+    return {**span_to_dict(span), **overrides}
+
+
+class TestSteps:
+    def test_attribute_scrubber(self):
+        """String attributes and string items of sequences are redacted; other values kept."""
+        data = span_dict(attributes={"a": f"x {SECRET}", "b": (SECRET, "ok"), "n": 3, "t": True})
+        actual = AttributeScrubber(Redactor())(data)["attributes"]
+        assert {"a": f"x {MASK}", "b": (MASK, "ok"), "n": 3, "t": True} == actual
+
+    def test_event_scrubber(self):
+        """Event names and event attributes are redacted; timestamps kept."""
+        data = span_dict(events=(Event("exception", {"exception.message": SECRET}, 7),))
+        (event,) = EventScrubber(Redactor())(data)["events"]
+        assert ("exception", {"exception.message": MASK}, 7) == (
+            event.name,
+            dict(event.attributes),
+            event.timestamp,
+        )
+
+    def test_link_scrubber(self):
+        """Link attributes are redacted; the linked context is kept."""
+        data = span_dict(links=(Link(CONTEXT, {"why": SECRET}),))
+        (link,) = LinkScrubber(Redactor())(data)["links"]
+        assert (CONTEXT, {"why": MASK}) == (link.context, dict(link.attributes))
+
+    def test_status_scrubber(self):
+        """The status description is redacted; the code is kept."""
+        data = span_dict(status=Status(StatusCode.ERROR, f"failed: {SECRET}"))
+        status = StatusScrubber(Redactor())(data)["status"]
+        assert (StatusCode.ERROR, f"failed: {MASK}") == (status.status_code, status.description)
+
+    def test_name_scrubber(self):
+        """A secret in a span name (a model-chosen tool name) is redacted."""
+        data = span_dict(name=f"execute_tool {SECRET}")
+        assert f"execute_tool {MASK}" == NameScrubber(Redactor())(data)["name"]
+
+    def test_default_chain(self):
+        """The default chain is name, attributes, events, links, status."""
+        steps = guard_steps(Redactor())
+        assert [NameScrubber, AttributeScrubber, EventScrubber, LinkScrubber, StatusScrubber] == [
+            type(s) for s in steps
+        ]
+
+
+@pytest.fixture
+def guarded_provider():
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "svc"}))
+    provider.add_span_processor(SimpleSpanProcessor(RedactingSpanExporter(memory, Redactor())))
+    yield provider, memory
+    provider.shutdown()
+
+
+class TestRedactingSpanExporter:
+    def test_spans_from_user_code_are_scrubbed(self, guarded_provider):
+        """A span created by user code through the same provider is scrubbed everywhere."""
+        provider, memory = guarded_provider
+        tracer = provider.get_tracer("user-code")
+        span = tracer.start_span(
+            "user", attributes={"token": SECRET}, links=[Link(CONTEXT, {"l": SECRET})]
+        )
+        span.record_exception(RuntimeError(f"bad {SECRET}"))
+        span.set_status(Status(StatusCode.ERROR, f"bad {SECRET}"))
+        span.end()
+        (exported,) = memory.get_finished_spans()
+        assert SECRET not in exported.to_json()
+        assert MASK == exported.attributes["token"]
+        assert f"bad {MASK}" == exported.events[0].attributes["exception.message"]
+
+    def test_everything_else_is_kept(self, guarded_provider):
+        """Ids, parent, kind, times, resource and scope pass through unchanged."""
+        provider, memory = guarded_provider
+        tracer = provider.get_tracer("user-code")
+        root = tracer.start_span("root", start_time=10)
+        child = tracer.start_span(
+            "child", context=trace.set_span_in_context(root), kind=SpanKind.CLIENT, start_time=11
+        )
+        child.end(end_time=12)
+        root.end(end_time=13)
+        child_out, _ = memory.get_finished_spans()
+        assert (
+            child.get_span_context(),
+            root.get_span_context(),
+            SpanKind.CLIENT,
+            11,
+            12,
+            "user-code",
+            "svc",
+        ) == (
+            child_out.context,
+            child_out.parent,
+            child_out.kind,
+            child_out.start_time,
+            child_out.end_time,
+            child_out.instrumentation_scope.name,
+            child_out.resource.attributes["service.name"],
+        )
+
+    def test_dropped_counts_are_kept(self):
+        """The original span's dropped attribute count survives the copy."""
+        memory = InMemorySpanExporter()
+        provider = TracerProvider(span_limits=trace_limits(max_attributes=1))
+        provider.add_span_processor(SimpleSpanProcessor(RedactingSpanExporter(memory, Redactor())))
+        provider.get_tracer("t").start_span("s", attributes={"a": 1, "b": 2, "c": 3}).end()
+        assert 2 == memory.get_finished_spans()[0].dropped_attributes
+        provider.shutdown()
+
+    def test_a_failing_step_drops_the_span_instead_of_leaking_it(self):
+        """When a step raises the span is dropped and counted; the inner exporter never sees it."""
+
+        def broken(span):
+            raise RuntimeError("bug")
+
+        memory, health = InMemorySpanExporter(), TelemetryHealth()
+        guard = RedactingSpanExporter(memory, Redactor(), steps=[broken], health=health)
+        assert SpanExportResult.SUCCESS == guard.export([ReadableSpan("s", CONTEXT)])
+        assert () == memory.get_finished_spans()
+        assert {"traces": 1} == dict(health.snapshot().dropped)
+
+    def test_an_inner_exporter_that_raises_reads_as_failure(self):
+        """An inner exporter that raises gives `FAILURE`; nothing escapes."""
+        guard = RedactingSpanExporter(RaisingExporter(), Redactor())
+        assert SpanExportResult.FAILURE == guard.export([ReadableSpan("s", CONTEXT)])
+
+
+def trace_limits(max_attributes: int):
+    from opentelemetry.sdk.trace import SpanLimits
+
+    return SpanLimits(max_span_attributes=max_attributes)
+
+
+class RaisingExporter(SpanExporter):
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        raise ConnectionError("collector down")
+
+
+class Gate:
+    """An export callable that blocks until released, and records what it shipped."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.shipped: list[int] = []
+
+    def __call__(self, batch: list[int]) -> bool:
+        self.entered.set()
+        self.release.wait(10)
+        self.shipped.extend(batch)
+        return True
+
+
+class TestBoundedBatcher:
+    def test_a_full_queue_drops_and_counts_without_blocking(self):
+        """With the worker stuck in an export, `emit` beyond the bound drops and counts."""
+        gate, health = Gate(), TelemetryHealth()
+        batcher = BoundedBatcher(
+            gate, signal=Signal.TRACES, health=health, max_queue_size=2,
+            max_export_batch_size=2, schedule_delay_s=60,
+        )  # fmt: skip
+        batcher.emit(1)
+        batcher.emit(2)
+        assert gate.entered.wait(5)  # the worker holds [1, 2] and is blocked
+        started = time.perf_counter()
+        for item in range(3, 8):
+            batcher.emit(item)
+        assert time.perf_counter() - started < 0.5
+        assert {"traces": 3} == dict(health.snapshot().dropped)  # 3 and 4 queued, 5..7 dropped
+        gate.release.set()
+        assert batcher.force_flush(5)
+        assert [1, 2, 3, 4] == gate.shipped
+        batcher.shutdown(5)
+
+    def test_failed_and_raising_exports_are_counted(self):
+        """A batch whose export fails or raises counts one failure and its items as dropped."""
+        results = iter([False, ConnectionError("down")])
+
+        def export(batch):
+            result = next(results)
+            if isinstance(result, Exception):
+                raise result
+            return result
+
+        health = TelemetryHealth()
+        batcher = BoundedBatcher(export, signal=Signal.LOGS, health=health, max_export_batch_size=2)
+        for item in range(4):
+            batcher.emit(item)
+        assert batcher.force_flush(5)
+        snapshot = health.snapshot()
+        assert ({"logs": 2}, {"logs": 4}) == (
+            dict(snapshot.export_failures),
+            dict(snapshot.dropped),
+        )
+        batcher.shutdown(5)
+
+    def test_shutdown_has_a_deadline(self):
+        """Shutdown returns at its deadline with the worker stuck; what is left is dropped."""
+        gate, health = Gate(), TelemetryHealth()
+        batcher = BoundedBatcher(
+            gate, signal=Signal.TRACES, health=health, max_queue_size=4,
+            max_export_batch_size=1, schedule_delay_s=60,
+        )  # fmt: skip
+        batcher.emit(1)
+        assert gate.entered.wait(5)
+        batcher.emit(2)
+        started = time.perf_counter()
+        assert not batcher.shutdown(0.1)
+        assert time.perf_counter() - started < 1.0
+        assert {"traces": 1} == dict(health.snapshot().dropped)
+        batcher.emit(3)  # after shutdown: dropped and counted
+        assert {"traces": 2} == dict(health.snapshot().dropped)
+        gate.release.set()
+
+    def test_force_flush_has_a_deadline(self):
+        """`force_flush` returns False at its timeout while an export hangs."""
+        gate = Gate()
+        batcher = BoundedBatcher(gate, signal=Signal.TRACES, health=TelemetryHealth())
+        batcher.emit(1)
+        assert not batcher.force_flush(0.05)
+        gate.release.set()
+        assert batcher.force_flush(5)
+        batcher.shutdown(5)
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"max_queue_size": 0}, "max_queue_size must be a positive integer, got 0"),
+            ({"max_export_batch_size": 0}, "max_export_batch_size must be a positive integer"),
+            (
+                {"max_queue_size": 2, "max_export_batch_size": 3},
+                "max_export_batch_size must be less than or equal to max_queue_size",
+            ),
+            ({"schedule_delay_s": 0}, "schedule_delay_s must be positive"),
+        ],
+    )
+    def test_settings_are_validated(self, kwargs, message):
+        """A bad size or delay raises `ValueError` naming the rule."""
+        with pytest.raises(ValueError, match=message):
+            BoundedBatcher(lambda b: True, signal=Signal.TRACES, health=TelemetryHealth(), **kwargs)
+
+
+class TestBoundedBatchSpanProcessor:
+    def test_spans_reach_the_exporter_on_flush(self):
+        """Ended spans are exported by the worker; `force_flush` waits for them."""
+        memory = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(BoundedBatchSpanProcessor(memory, health=TelemetryHealth()))
+        provider.get_tracer("t").start_span("s").end()
+        assert provider.force_flush(5000)
+        assert ["s"] == [s.name for s in memory.get_finished_spans()]
+        provider.shutdown()
+
+    def test_unsampled_spans_are_not_queued(self):
+        """A span the sampler dropped is never exported."""
+        memory = InMemorySpanExporter()
+        provider = TracerProvider(sampler=ALWAYS_OFF)
+        provider.add_span_processor(BoundedBatchSpanProcessor(memory, health=TelemetryHealth()))
+        provider.get_tracer("t").start_span("s").end()
+        provider.force_flush(5000)
+        assert () == memory.get_finished_spans()
+        provider.shutdown()
+
+    def test_exporter_failures_are_counted(self):
+        """An exporter that raises is counted as a failure; its spans as dropped."""
+        health = TelemetryHealth()
+        provider = TracerProvider()
+        provider.add_span_processor(BoundedBatchSpanProcessor(RaisingExporter(), health=health))
+        for _ in range(3):
+            provider.get_tracer("t").start_span("s").end()
+        provider.force_flush(5000)
+        snapshot = health.snapshot()
+        assert ({"traces": 1}, {"traces": 3}) == (
+            dict(snapshot.export_failures),
+            dict(snapshot.dropped),
+        )
+        provider.shutdown()

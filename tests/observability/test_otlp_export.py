@@ -1,0 +1,262 @@
+"""Real OTLP export over loopback: HTTP and gRPC receivers, a dead and a silent collector."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import grpc
+import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
+from zeroclaw_obs.observability.tracing import SpanObserver
+from zeroclaw_obs.redaction import Redactor
+
+SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+EXPORT_TIMEOUT_S = 3.0
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [
+        {"when": {"city": "Paris"}, "output": f"18C {SECRET}", "delay_ms": 50},
+        {"default": {"output": "4C", "delay_ms": 50}},
+    ],
+}
+SCENARIO = {
+    "agent": {"alias": "weather-bot"},
+    "user": "weather?",
+    "config": {"parallel_tools": True, "approval": {"auto_approve": ["get_weather"]}},
+    "tools": [WEATHER],
+    "responses": [
+        {
+            "tool_calls": [
+                {"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
+                {"id": "c2", "name": "get_weather", "arguments": {"city": "Oslo"}},
+            ]
+        },
+        {"text": "done"},
+    ],
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_otel_environment(monkeypatch):
+    """The OTLP exporters also read the process environment: keep the shell's out."""
+    for name in list(os.environ):
+        if name.startswith("OTEL_"):
+            monkeypatch.delenv(name)
+
+
+class HttpReceiver:
+    """An OTLP/HTTP receiver on 127.0.0.1: POST /v1/traces with a protobuf body."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.requests: list[bytes] = []
+        received = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path != "/v1/traces" or status != 200:
+                    self.send_response(404 if self.path != "/v1/traces" else status)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                received.append(body)
+                reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class GrpcReceiver(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP/gRPC receiver on 127.0.0.1 implementing `TraceService/Export`."""
+
+    def __init__(self) -> None:
+        self.requests: list[bytes] = []
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(self, self.server)
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.server.start()
+
+    def Export(self, request, context):
+        self.requests.append(request.SerializeToString())
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+    def close(self) -> None:
+        self.server.stop(0)
+
+
+class Blackhole:
+    """A TCP socket that accepts connections and never answers."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+
+        self.connections: list[socket.socket] = []
+
+    def accept_pending(self) -> int:
+        """Accept the connections waiting in the backlog; return how many there are in all."""
+        self.socket.settimeout(0.05)
+        try:
+            while True:
+                self.connections.append(self.socket.accept()[0])
+        except TimeoutError:
+            return len(self.connections)
+
+    def close(self) -> None:
+        self.accept_pending()
+        for connection in self.connections:
+            connection.close()  # unblocks the abandoned export worker early
+        self.socket.close()
+
+
+def closed_port_endpoint() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def decode(requests: list[bytes]) -> list[dict]:
+    spans = []
+    for raw in requests:
+        request = ExportTraceServiceRequest.FromString(raw)
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    spans.append(
+                        {
+                            "name": span.name,
+                            "trace_id": span.trace_id.hex(),
+                            "span_id": span.span_id.hex(),
+                            "parent": span.parent_span_id.hex() or None,
+                            "start": span.start_time_unix_nano,
+                            "end": span.end_time_unix_nano,
+                            "attributes": {
+                                a.key: getattr(a.value, a.value.WhichOneof("value"))
+                                for a in span.attributes
+                            },
+                        }
+                    )
+    return spans
+
+
+def env_for(protocol: str, endpoint: str, **extra: str) -> dict[str, str]:
+    return {
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_EXPORTER_OTLP_TIMEOUT": str(EXPORT_TIMEOUT_S),
+        **extra,
+    }
+
+
+@pytest.fixture(params=["http/protobuf", "grpc"])
+def protocol(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def receiver(protocol) -> Iterator[HttpReceiver | GrpcReceiver]:
+    receiver = HttpReceiver() if protocol == "http/protobuf" else GrpcReceiver()
+    yield receiver
+    receiver.close()
+
+
+class TestOtlpExport:
+    async def test_a_receiver_gets_the_turn(self, run_scenario, protocol, receiver):
+        """A loopback OTLP receiver decodes the whole turn: names, parents, overlap, no secret."""
+        health = TelemetryHealth()
+        provider = build_tracer_provider(
+            redactor=Redactor(), health=health, env=env_for(protocol, receiver.endpoint)
+        )
+        outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+        assert shutdown_tracing(provider, timeout_s=5)
+        spans = decode(receiver.requests)
+        assert [
+            "chat scripted-model",
+            "chat scripted-model",
+            "execute_tool get_weather",
+            "execute_tool get_weather",
+            "invoke_agent weather-bot",
+        ] == sorted(s["name"] for s in spans)
+        (root,) = [s for s in spans if s["parent"] is None]
+        assert {root["span_id"]} == {s["parent"] for s in spans if s is not root}
+        assert {root["trace_id"]} == {s["trace_id"] for s in spans}
+        assert {outcome.turn_id} == {s["attributes"]["zeroclaw.turn.id"] for s in spans}
+        one, two = (s for s in spans if s["name"].startswith("execute_tool"))
+        assert one["start"] < two["end"] and two["start"] < one["end"]
+        assert not any(SECRET.encode() in raw for raw in receiver.requests)
+        assert {} == dict(health.snapshot().export_failures)
+
+
+class TestCollectorDown:
+    async def test_a_closed_port_costs_the_turn_nothing(self, run_scenario, protocol):
+        """With nothing listening the turn completes, and its spans are counted as lost."""
+        health = TelemetryHealth()
+        env = env_for(protocol, closed_port_endpoint(), OTEL_EXPORTER_OTLP_TIMEOUT="0.5")
+        provider = build_tracer_provider(redactor=Redactor(), health=health, env=env)
+        outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+        assert "final" == outcome.kind.value
+        shutdown_tracing(provider, timeout_s=5)
+        snapshot = health.snapshot()
+        assert ({"traces": 1}, {"traces": 5}) == (
+            dict(snapshot.export_failures),
+            dict(snapshot.dropped),
+        )
+
+    async def test_a_refusing_collector_is_counted(self, run_scenario):
+        """A collector that answers 400 Bad Request: the turn completes, the batch is counted."""
+        refusing = HttpReceiver(status=400)
+        try:
+            health = TelemetryHealth()
+            env = env_for("http/protobuf", refusing.endpoint)
+            provider = build_tracer_provider(redactor=Redactor(), health=health, env=env)
+            outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+            assert "final" == outcome.kind.value
+            shutdown_tracing(provider, timeout_s=5)
+            assert {"traces": 1} == dict(health.snapshot().export_failures)
+        finally:
+            refusing.close()
+
+    async def test_a_silent_collector_does_not_delay_the_turn(self, run_scenario, protocol):
+        """A collector that accepts and never answers: the turn ends well before the export
+        timeout would have, and shutdown returns at its own deadline."""
+        blackhole = Blackhole()
+        try:
+            env = env_for(protocol, blackhole.endpoint, OTEL_BSP_SCHEDULE_DELAY="1")
+            provider = build_tracer_provider(redactor=Redactor(), health=TelemetryHealth(), env=env)
+            started = time.perf_counter()
+            outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+            elapsed = time.perf_counter() - started
+            assert "final" == outcome.kind.value
+            assert blackhole.accept_pending() >= 1  # an export was in flight during the turn
+            assert elapsed < EXPORT_TIMEOUT_S / 2
+            started = time.perf_counter()
+            assert not shutdown_tracing(provider, timeout_s=0.3)
+            assert time.perf_counter() - started < 1.5
+        finally:
+            blackhole.close()

@@ -1,0 +1,546 @@
+"""The span observer: DESIGN §3 spans from real turns, on a provider each test builds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from zeroclaw_obs.observability.events import (
+    AgentEnd,
+    AgentStart,
+    Correlation,
+    LlmRequest,
+    LlmResponse,
+    ToolCall,
+    ToolOutcome,
+    TurnOutcomeKind,
+)
+from zeroclaw_obs.observability.export_guard import RedactingSpanExporter
+from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter
+from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
+from zeroclaw_obs.redaction import Redactor
+
+SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [
+        {"when": {"city": "Paris"}, "output": "18C", "delay_ms": 60},
+        {"when": {"city": "Oslo"}, "output": "4C", "delay_ms": 60},
+        {"when": {"city": "Nowhere"}, "error": "city not found"},
+        {"when": {"city": "Crash"}, "raise": f"kaput {SECRET}"},
+        {"when": {"city": "Leak"}, "output": f"token {SECRET}"},
+        {"when": {"city": "Long"}, "output": "x" * 50},
+        {"when": {"city": "Stuck"}, "hang": True},
+        {"default": {"output": "other"}},
+    ],
+}
+
+
+def call(cid: str, city: str, name: str = "get_weather") -> dict:
+    return {"id": cid, "name": name, "arguments": {"city": city}}
+
+
+def scenario(*rounds: list[dict], **config: object) -> dict:
+    config.setdefault("approval", {"auto_approve": ["get_weather"]})
+    return {
+        "agent": {"alias": "weather-bot", "channel": "cli"},
+        "user": "go",
+        "config": config,
+        "tools": [WEATHER],
+        "responses": [*({"tool_calls": r} for r in rounds), {"text": "done"}],
+    }
+
+
+class Traced:
+    """A provider with an in-memory exporter and a span observer on it."""
+
+    def __init__(self, capture: ContentCapture = ContentCapture.REDACTED, **kwargs) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.health = TelemetryHealth()
+        self.observer = SpanObserver(self.provider, capture=capture, health=self.health, **kwargs)
+
+    @property
+    def spans(self) -> tuple[ReadableSpan, ...]:
+        return self.exporter.get_finished_spans()
+
+    def named(self, prefix: str) -> list[ReadableSpan]:
+        return [s for s in self.spans if s.name.startswith(prefix)]
+
+    def root(self) -> ReadableSpan:
+        (root,) = self.named("invoke_agent")
+        return root
+
+    def tool(self, call_id: str) -> ReadableSpan:
+        (span,) = [
+            s for s in self.named("execute_tool") if s.attributes["gen_ai.tool.call.id"] == call_id
+        ]
+        return span
+
+
+@pytest.fixture
+def traced() -> Iterator[Traced]:
+    traced = Traced()
+    yield traced
+    traced.provider.shutdown()
+
+
+class TestSpanShape:
+    async def test_names_and_kinds(self, run_scenario, traced):
+        """A turn with one call has `invoke_agent`, two `chat` (CLIENT) and one `execute_tool`."""
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        actual = sorted((s.name, s.kind) for s in traced.spans)
+        assert [
+            ("chat scripted-model", SpanKind.CLIENT),
+            ("chat scripted-model", SpanKind.CLIENT),
+            ("execute_tool get_weather", SpanKind.INTERNAL),
+            ("invoke_agent weather-bot", SpanKind.INTERNAL),
+        ] == actual
+
+    async def test_turn_span_attributes(self, run_scenario, traced):
+        """The root carries agent, conversation (the turn id), channel, outcome and iterations."""
+        outcome, _ = await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        attributes = traced.root().attributes
+        assert {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "weather-bot",
+            "gen_ai.conversation.id": outcome.turn_id,
+            "zeroclaw.turn.id": outcome.turn_id,
+            "zeroclaw.channel": "cli",
+            "zeroclaw.turn.outcome": "final",
+            "zeroclaw.turn.iterations": 2,
+        }.items() <= dict(attributes).items()
+        assert StatusCode.UNSET == traced.root().status.status_code
+
+    async def test_chat_span_attributes(self, run_scenario, traced):
+        """A chat span names provider and model, counts tokens and says which iteration it was."""
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        first = min(traced.named("chat"), key=lambda s: s.start_time)
+        attributes = dict(first.attributes)
+        assert ("chat", "scripted", "scripted-model", 1) == (
+            attributes["gen_ai.operation.name"],
+            attributes["gen_ai.provider.name"],
+            attributes["gen_ai.request.model"],
+            attributes["zeroclaw.iteration"],
+        )
+        assert attributes["gen_ai.usage.input_tokens"] > 0
+        assert attributes["gen_ai.usage.output_tokens"] > 0
+
+    async def test_tool_span_attributes(self, run_scenario, traced):
+        """A successful call: name, id, type `function`, outcome, redacted arguments and result."""
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        attributes = dict(traced.tool("c1").attributes)
+        assert {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "get_weather",
+            "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.type": "function",
+            "zeroclaw.tool.outcome": "success",
+            "zeroclaw.tool.truncated_bytes": 0,
+            "zeroclaw.redaction.count": 0,
+            "zeroclaw.iteration": 1,
+            "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+            "gen_ai.tool.call.result": "18C",
+        }.items() <= attributes.items()
+        assert StatusCode.UNSET == traced.tool("c1").status.status_code
+
+    async def test_every_span_carries_the_turn_id(self, run_scenario, traced):
+        """`zeroclaw.turn.id` is on every span of the turn."""
+        outcome, _ = await run_scenario(
+            scenario([call("c1", "Paris"), call("c2", "Oslo")]), observer=traced.observer
+        )
+        assert {outcome.turn_id} == {s.attributes["zeroclaw.turn.id"] for s in traced.spans}
+
+
+class TestParenting:
+    async def test_children_parent_on_the_root_in_one_trace(self, run_scenario, traced):
+        """Every chat, tool and approval span is a child of `invoke_agent`, all in one trace."""
+        data = scenario(
+            [call("c1", "Paris"), call("c2", "Oslo")],
+            approval={"auto_approve": [], "answers": ["yes", "yes"]},
+        )
+        await run_scenario(data, observer=traced.observer)
+        root = traced.root()
+        children = [s for s in traced.spans if s is not root]
+        assert 6 == len(children)  # two chats, two approvals, two tools
+        assert {root.context.span_id} == {s.parent.span_id for s in children}
+        assert {root.context.trace_id} == {s.context.trace_id for s in traced.spans}
+        assert root.parent is None
+
+    async def test_parallel_calls_overlap(self, run_scenario, traced):
+        """With `parallel_tools` the two tool spans' [start, end] intervals overlap."""
+        data = scenario([call("c1", "Paris"), call("c2", "Oslo")], parallel_tools=True)
+        await run_scenario(data, observer=traced.observer)
+        one, two = traced.tool("c1"), traced.tool("c2")
+        assert one.start_time < two.end_time and two.start_time < one.end_time
+
+    async def test_sequential_calls_do_not_overlap(self, run_scenario, traced):
+        """Sequential calls: the second tool span starts after the first one ended."""
+        data = scenario([call("c1", "Paris"), call("c2", "Oslo")], parallel_tools=False)
+        await run_scenario(data, observer=traced.observer)
+        assert traced.tool("c1").end_time <= traced.tool("c2").start_time
+
+    async def test_spans_have_real_durations(self, run_scenario, traced):
+        """A tool that takes 60 ms has a span of at least 60 ms, inside its root's interval."""
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        span, root = traced.tool("c1"), traced.root()
+        assert span.end_time - span.start_time >= 60_000_000
+        assert root.start_time <= span.start_time and span.end_time <= root.end_time
+
+
+class TestOutcomes:
+    async def test_unknown_tool_gets_an_error_span(self, run_scenario, traced):
+        """A call to a tool that does not exist still gets a span: outcome `unknown`, ERROR."""
+        await run_scenario(scenario([call("c1", "x", name="nope")]), observer=traced.observer)
+        span = traced.tool("c1")
+        assert ("unknown", "unknown_tool", StatusCode.ERROR) == (
+            span.attributes["zeroclaw.tool.outcome"],
+            span.attributes["error.type"],
+            span.status.status_code,
+        )
+        assert "extension" == span.attributes["gen_ai.tool.type"]
+
+    async def test_denied_call_gets_a_span_and_an_approval_span(self, run_scenario, traced):
+        """A denied call: a tool span with outcome `denied`, status UNSET; an `await_approval`."""
+        data = scenario([call("c1", "Paris")], approval={"auto_approve": [], "answers": ["no"]})
+        await run_scenario(data, observer=traced.observer)
+        span = traced.tool("c1")
+        assert ("denied", StatusCode.UNSET) == (
+            span.attributes["zeroclaw.tool.outcome"],
+            span.status.status_code,
+        )
+        assert "error.type" not in span.attributes
+        (approval,) = traced.named("await_approval")
+        assert {
+            "zeroclaw.approval.decision": "no",
+            "zeroclaw.approval.surface": "scenario",
+            "gen_ai.tool.call.id": "c1",
+        }.items() <= dict(approval.attributes).items()
+        assert "await_approval get_weather" == approval.name
+        assert approval.end_time <= span.start_time  # the human wait is not tool latency
+
+    async def test_failing_tool_sets_error_status(self, run_scenario, traced):
+        """A tool that returns an error: status ERROR, `error.type=tool_error`."""
+        await run_scenario(scenario([call("c1", "Nowhere")]), observer=traced.observer)
+        span = traced.tool("c1")
+        assert ("error", "tool_error", StatusCode.ERROR) == (
+            span.attributes["zeroclaw.tool.outcome"],
+            span.attributes["error.type"],
+            span.status.status_code,
+        )
+        assert "Error: city not found" == span.status.description
+
+    async def test_raising_tool_sets_the_exception_type(self, run_scenario, traced):
+        """A tool that raises: status ERROR, `error.type` is the exception's class name."""
+        await run_scenario(scenario([call("c1", "Crash")]), observer=traced.observer)
+        span = traced.tool("c1")
+        assert ("ScriptedToolError", StatusCode.ERROR) == (
+            span.attributes["error.type"],
+            span.status.status_code,
+        )
+
+    async def test_interrupted_call_on_cancel(self, run_scenario, traced):
+        """A call cut off by a cancel gets outcome `interrupted` (ERROR); the turn stays UNSET."""
+        data = scenario([call("c1", "Stuck")])
+        data["cancel_after_ms"] = 30
+        await run_scenario(data, observer=traced.observer)
+        span = traced.tool("c1")
+        assert ("interrupted", StatusCode.ERROR) == (
+            span.attributes["zeroclaw.tool.outcome"],
+            span.status.status_code,
+        )
+        root = traced.root()
+        assert ("cancelled", StatusCode.UNSET) == (
+            root.attributes["zeroclaw.turn.outcome"],
+            root.status.status_code,
+        )
+
+    async def test_loop_detection_is_a_span_event(self, run_scenario, traced):
+        """The third identical call's span carries a `zeroclaw.loop_detection` warning event."""
+        rounds = [[call(f"c{i}", "Paris")] for i in range(1, 4)]
+        await run_scenario(
+            scenario(*rounds, dedup_exempt_tools=["get_weather"]), observer=traced.observer
+        )
+        assert () == traced.tool("c2").events
+        (event,) = traced.tool("c3").events
+        assert ("zeroclaw.loop_detection", "repeat", "warning") == (
+            event.name,
+            event.attributes["zeroclaw.loop_detection.kind"],
+            event.attributes["zeroclaw.loop_detection.severity"],
+        )
+        assert event.attributes["zeroclaw.loop_detection.message"]
+
+    async def test_aborted_turn_sets_error_status(self, run_scenario, traced):
+        """A loop-detection abort ends the root with outcome `aborted` and status ERROR."""
+        rounds = [[call(f"c{i}", "Paris")] for i in range(1, 6)]
+        await run_scenario(
+            scenario(*rounds, dedup_exempt_tools=["get_weather"]), observer=traced.observer
+        )
+        root = traced.root()
+        assert ("aborted", "aborted", StatusCode.ERROR) == (
+            root.attributes["zeroclaw.turn.outcome"],
+            root.attributes["error.type"],
+            root.status.status_code,
+        )
+
+    async def test_truncation_is_a_span_event(self, run_scenario, traced):
+        """Truncation sets `zeroclaw.tool.truncated_bytes` and a `zeroclaw.truncation` event."""
+        data = scenario([call("c1", "Long")], max_tool_result_chars=10)
+        await run_scenario(data, observer=traced.observer)
+        span = traced.tool("c1")
+        assert 40 == span.attributes["zeroclaw.tool.truncated_bytes"]
+        (event,) = span.events
+        assert ("zeroclaw.truncation", 40) == (
+            event.name,
+            event.attributes["zeroclaw.tool.truncated_bytes"],
+        )
+
+    async def test_receipt_and_key_id(self, run_scenario, traced):
+        """With receipts on: the receipt on the tool span, the key id on the turn span."""
+        _, replay = await run_scenario(
+            scenario([call("c1", "Paris")], receipts={"enabled": True}), observer=traced.observer
+        )
+        key_id = traced.root().attributes["zeroclaw.receipt.key_id"]
+        assert replay.execution.receipts.key_id == key_id
+        receipt = traced.tool("c1").attributes["zeroclaw.tool.receipt"]
+        assert receipt.startswith("zc-receipt-")
+        assert f"[receipt: {receipt}]" in replay.state.messages[-2]["content"]
+
+    async def test_no_receipt_attributes_when_off(self, run_scenario, traced):
+        """With receipts off neither the key id nor a receipt appears."""
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        assert "zeroclaw.receipt.key_id" not in traced.root().attributes
+        assert "zeroclaw.tool.receipt" not in traced.tool("c1").attributes
+
+    async def test_redaction_count(self, run_scenario, traced):
+        """A secret in a result is counted in `zeroclaw.redaction.count` and not in the span."""
+        await run_scenario(scenario([call("c1", "Leak")]), observer=traced.observer)
+        attributes = traced.tool("c1").attributes
+        assert 1 == attributes["zeroclaw.redaction.count"]
+        assert "token [REDACTED:github_token]" == attributes["gen_ai.tool.call.result"]
+
+
+class TestContentCapture:
+    async def test_none_has_no_arguments_results_or_reasons(self, run_scenario):
+        """Capture `none`: no arguments, no results, no status descriptions; the rest remains."""
+        traced = Traced(capture=ContentCapture.NONE)
+        await run_scenario(
+            scenario([call("c1", "Paris"), call("c2", "Nowhere")]), observer=traced.observer
+        )
+        for span in traced.named("execute_tool"):
+            assert "gen_ai.tool.call.arguments" not in span.attributes
+            assert "gen_ai.tool.call.result" not in span.attributes
+            assert span.status.description is None
+        assert "tool_error" == traced.tool("c2").attributes["error.type"]
+        traced.provider.shutdown()
+
+
+class TestLeaks:
+    async def test_secret_is_absent_from_every_exported_byte(self, run_scenario, tmp_path):
+        """A secret in arguments, a result and an exception message never reaches the file."""
+        path = tmp_path / "spans.jsonl"
+        provider = TracerProvider()
+        guarded = RedactingSpanExporter(OtlpJsonFileExporter(path), Redactor())
+        provider.add_span_processor(SimpleSpanProcessor(guarded))
+        data = scenario(
+            [call("c1", "Leak"), call("c2", "Crash"), call("c3", f"at {SECRET}")],
+            receipts={"enabled": True},
+        )
+        await run_scenario(data, observer=SpanObserver(provider))
+        provider.shutdown()
+        exported = path.read_bytes()
+        assert 6 == exported.count(b'"spanId"')  # root, 2 chats, 3 tools: all exported
+        assert SECRET.encode() not in exported
+        assert b"[REDACTED:github_token]" in exported
+
+
+class TestIds:
+    async def test_ids_for_tool_and_root(self, run_scenario, traced):
+        """`ids_for` gives the hex ids of the tool span and of the root, after they ended."""
+        outcome, _ = await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+        tool, root = traced.tool("c1"), traced.root()
+        assert (
+            format(tool.context.trace_id, "032x"),
+            format(tool.context.span_id, "016x"),
+        ) == traced.observer.ids_for(outcome.turn_id, "c1")
+        assert (
+            format(root.context.trace_id, "032x"),
+            format(root.context.span_id, "016x"),
+        ) == traced.observer.ids_for(outcome.turn_id)
+
+    def test_ids_for_open_spans(self, traced):
+        """While the turn is open `ids_for` answers for the root."""
+        traced.observer.on_event(start_event("t1"))
+        trace_id, span_id = traced.observer.ids_for("t1")
+        assert (32, 16) == (len(trace_id), len(span_id))
+
+    def test_ids_for_unknown_is_none(self, traced):
+        """An unknown turn or call id gives None."""
+        traced.observer.on_event(start_event("t1"))
+        assert None is traced.observer.ids_for("other")
+        assert None is traced.observer.ids_for("t1", "no-such-call")
+
+    async def test_recent_spans_are_bounded(self, run_scenario):
+        """Only `max_recent_spans` ended spans are remembered: older ones give None."""
+        traced = Traced(max_recent_spans=1)
+        outcome, _ = await run_scenario(
+            scenario([call("c1", "Paris"), call("c2", "Oslo")]), observer=traced.observer
+        )
+        assert None is traced.observer.ids_for(outcome.turn_id, "c1")
+        assert traced.observer.ids_for(outcome.turn_id) is not None  # the root ended last
+        traced.provider.shutdown()
+
+
+def correlation(turn_id: str) -> Correlation:
+    return Correlation(turn_id=turn_id, channel="cli", agent_alias="a")
+
+
+def start_event(turn_id: str) -> AgentStart:
+    return AgentStart(correlation=correlation(turn_id), provider="p", model="m", time_ns=1)
+
+
+class TestEventsAlone:
+    def test_a_provider_failure(self, traced):
+        """A failed provider call: the chat span and the turn carry its error type, ERROR."""
+        c = correlation("t1")
+        for event in (
+            start_event("t1"),
+            LlmRequest(
+                correlation=c, iteration=1, provider="p", model="m",
+                message_count=1, tool_count=0, time_ns=2,
+            ),
+            LlmResponse(
+                correlation=c, iteration=1, provider="p", model="m", success=False,
+                time_ns=3, duration_s=1e-9, error="ProviderTimeout",
+            ),
+            AgentEnd(
+                correlation=c, outcome=TurnOutcomeKind.ERROR, iterations=1, time_ns=4,
+                duration_s=3e-9, error="Provider error: timed out",
+            ),
+        ):  # fmt: skip
+            traced.observer.on_event(event)
+        (chat,) = traced.named("chat")
+        assert ("ProviderTimeout", StatusCode.ERROR, 2, 3) == (
+            chat.attributes["error.type"],
+            chat.status.status_code,
+            chat.start_time,
+            chat.end_time,
+        )
+        root = traced.root()
+        assert ("ProviderTimeout", StatusCode.ERROR, "Provider error: timed out") == (
+            root.attributes["error.type"],
+            root.status.status_code,
+            root.status.description,
+        )
+
+    def test_a_missed_start_still_gives_a_whole_span(self, traced):
+        """A `ToolCall` whose start was not seen builds its span from the event's start time."""
+        traced.observer.on_event(start_event("t1"))
+        traced.observer.on_event(
+            ToolCall(
+                correlation=correlation("t1"), iteration=1, tool_call_id="c1", tool="x",
+                known_tool=True, provenance="native", outcome=ToolOutcome.SUCCESS, success=True,
+                arguments="{}", result="ok", start_time_ns=5, time_ns=9, duration_s=4e-9,
+            )
+        )  # fmt: skip
+        span = traced.tool("c1")
+        assert (5, 9, "success") == (
+            span.start_time,
+            span.end_time,
+            span.attributes["zeroclaw.tool.outcome"],
+        )
+
+    async def test_the_per_turn_cap_loses_no_span(self, run_scenario):
+        """Beyond `max_open_spans_per_turn` spans are built whole when they close."""
+        traced = Traced(max_open_spans_per_turn=1)
+        data = scenario([call("c1", "Paris"), call("c2", "Oslo")], parallel_tools=True)
+        await run_scenario(data, observer=traced.observer)
+        root = traced.root()
+        assert 5 == len(traced.spans)
+        assert {root.context.span_id} == {s.parent.span_id for s in traced.spans if s is not root}
+        assert traced.tool("c2").end_time - traced.tool("c2").start_time >= 60_000_000
+        traced.provider.shutdown()
+
+    def test_the_root_joins_the_callers_trace(self, traced):
+        """A turn started inside a caller's span becomes its child; children still use the root."""
+        tracer = traced.provider.get_tracer("caller")
+        with tracer.start_as_current_span("request") as request:
+            traced.observer.on_event(start_event("t1"))
+        traced.observer.on_event(
+            AgentEnd(
+                correlation=correlation("t1"), outcome=TurnOutcomeKind.FINAL, iterations=1,
+                time_ns=2, duration_s=1e-9,
+            )
+        )  # fmt: skip
+        root = traced.root()
+        assert request.get_span_context().span_id == root.parent.span_id
+        assert request.get_span_context().trace_id == root.context.trace_id
+
+    @pytest.mark.parametrize("bound", ["max_open_turns", "max_recent_spans"])
+    def test_bounds_are_validated(self, traced, bound):
+        """A bound that is not positive raises `ValueError` naming it."""
+        with pytest.raises(ValueError, match=f"{bound} must be a positive integer"):
+            SpanObserver(traced.provider, **{bound: 0})
+
+
+class BrokenTracerProvider:
+    """A tracer provider whose tracer fails on every span."""
+
+    def get_tracer(self, *args, **kwargs):
+        return self
+
+    def start_span(self, *args, **kwargs):
+        raise RuntimeError(f"broken {SECRET}")
+
+
+class TestRobustness:
+    async def test_a_failing_handler_is_counted_not_raised(self, run_scenario, caplog):
+        """A bug inside the observer never reaches the turn; it is counted and logged by type."""
+        health = TelemetryHealth()
+        observer = SpanObserver(BrokenTracerProvider(), health=health)
+        outcome, _ = await run_scenario(scenario([call("c1", "Paris")]), observer=observer)
+        assert "final" == outcome.kind.value
+        assert observer.errors > 0
+        assert {"traces": observer.errors} == dict(health.snapshot().observer_errors)
+        assert SECRET not in caplog.text
+
+    def test_a_turn_that_never_ends_is_evicted(self, traced):
+        """Beyond `max_open_turns` the oldest open turn is evicted and counted as dropped."""
+        observer = SpanObserver(traced.provider, health=traced.health, max_open_turns=2)
+        for turn_id in ("t1", "t2", "t3"):
+            observer.on_event(start_event(turn_id))
+        assert None is observer.ids_for("t1")
+        assert observer.ids_for("t3") is not None
+        assert {"traces": 1} == dict(traced.health.snapshot().dropped)
+
+    def test_a_turn_runs_without_opentelemetry_installed(self):
+        """With `opentelemetry` unimportable a turn still runs: `turn/` never imports it."""
+        code = (
+            "import asyncio, sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'opentelemetry':\n"
+            "            raise ImportError('blocked: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "from zeroclaw_obs.replay import build_replay\n"
+            "from zeroclaw_obs.scenario import parse_scenario\n"
+            "s = parse_scenario({'user': 'hi', 'responses': [{'text': 'hello'}]}, 'inline')\n"
+            "print(asyncio.run(build_replay(s).run()).text)\n"
+        )
+        # Installed pydantic plugins (logfire's) import OpenTelemetry on their own.
+        env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+        assert "hello" == result.stdout.strip()

@@ -1,0 +1,196 @@
+"""Telemetry set-up: one place that builds every exporter behind the `Observer` interface.
+
+`setup_telemetry` assembles, for one process: the tracer provider (OTLP / OTLP-JSON file /
+console, each behind the export guard and a bounded batch queue), the span observer, the
+Prometheus registry and its observer (optionally served on `/metrics`), structlog JSON logs
+(with stdlib logging routed through the same redacting chain), progress lines and the terminal
+trace tree. The fan-out order matters: the span observer runs first so the metrics exemplars
+and log records of the same event can carry its trace and span ids.
+
+`Telemetry.shutdown` flushes with a deadline; a collector that is down or never answers costs
+the turn nothing and delays exit by at most that deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from opentelemetry.sdk.trace import TracerProvider
+from prometheus_client import CollectorRegistry
+
+from ..redaction import Redactor
+from .health import TelemetryHealth
+from .logs import LogObserver, build_logger, route_stdlib_logging
+from .metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
+from .observer import MultiObserver, Observer
+from .progress import ProgressObserver
+from .trace_tree import TraceTreeObserver
+from .tracer_setup import build_tracer_provider, content_capture_from_env, shutdown_tracing
+from .tracing import SpanObserver
+
+__all__ = ["Telemetry", "TelemetryOptions", "default_exporter_env", "setup_telemetry"]
+
+SERVICE_NAME = "zeroclaw-obs"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TelemetryOptions:
+    """What the command line asked for."""
+
+    otlp_json: Path | None = None
+    """Write spans as OTLP/JSON lines here instead of sending them over OTLP."""
+    metrics_port: int | None = None
+    """Serve `/metrics` on 127.0.0.1 at this port while the process runs (0: any free port)."""
+    logs: TextIO | None = None
+    """Write structlog JSON lines here (stdlib logging is routed through the same chain)."""
+    progress: TextIO | None = None
+    """Write progress lines here (None: no progress lines)."""
+    console_spans: bool = False
+    """Also print spans to stderr with the SDK's console exporter."""
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+@dataclass(kw_only=True)
+class Telemetry:
+    """The process's telemetry; `observer` is what the engine reports to."""
+
+    observer: MultiObserver
+    registry: CollectorRegistry
+    health: TelemetryHealth
+    tree: TraceTreeObserver
+    tracer_provider: TracerProvider | None = None
+    span_observer: SpanObserver | None = None
+    metrics_server: MetricsServer | None = None
+    log_handler: logging.Handler | None = None
+    _closed: bool = False
+
+    def metrics_text(self) -> bytes:
+        """The Prometheus text exposition of the runtime's registry."""
+        return render_metrics(self.registry, openmetrics=False)
+
+    def loss_summary(self) -> str | None:
+        """One line about telemetry that never reached a backend, or None when nothing was lost."""
+        snapshot = self.health.snapshot()
+        dropped = sum(snapshot.dropped.values())
+        failures = sum(snapshot.export_failures.values())
+        if not dropped and not failures:
+            return None
+        return (
+            f"telemetry: {dropped} item(s) dropped, {failures} failed export(s) "
+            "(counted in zeroclaw_telemetry_dropped_total; check OTEL_EXPORTER_OTLP_ENDPOINT)"
+        )
+
+    def shutdown(self, timeout_s: float = 5.0) -> bool:
+        """Flush spans within `timeout_s`, stop the metrics server, detach logging.
+
+        Never raises and never waits longer than the deadline for an exporter.
+
+        Returns:
+            True when every span was flushed in time.
+        """
+        if self._closed:
+            return True
+        self._closed = True
+        flushed = shutdown_tracing(self.tracer_provider, timeout_s)
+        if self.metrics_server is not None:
+            self.metrics_server.close()
+        if self.log_handler is not None:
+            logging.getLogger().removeHandler(self.log_handler)
+        return flushed
+
+
+_SDK_LOGGERS = ("opentelemetry.sdk", "opentelemetry.exporter")
+
+
+def _quiet_sdk_loggers() -> None:
+    for name in _SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
+def default_exporter_env(env: Mapping[str, str], *, otlp_json: Path | None) -> dict[str, str]:
+    """The environment with OTLP export switched off unless the user asked for it.
+
+    The OpenTelemetry default is OTLP to localhost:4318. A command-line run with no collector
+    configured would then spend its exit retrying a port nobody listens on, so export over OTLP
+    happens only when `OTEL_TRACES_EXPORTER` or an `OTEL_EXPORTER_OTLP_*ENDPOINT` is set.
+    """
+    chosen = any(
+        env.get(name, "").strip()
+        for name in (
+            "OTEL_TRACES_EXPORTER",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        )
+    )
+    if chosen or otlp_json is not None:
+        return dict(env)
+    return {**env, "OTEL_TRACES_EXPORTER": "none"}
+
+
+def setup_telemetry(
+    options: TelemetryOptions,
+    *,
+    redactor: Redactor,
+    known_tools: Callable[[str], bool] | None = None,
+) -> Telemetry:
+    """Build every configured exporter and the observer that feeds them.
+
+    Raises:
+        ConfigError: an `OTEL_*` variable is invalid (the message names it).
+        OSError: the metrics port cannot be bound.
+    """
+    health = TelemetryHealth()
+    # The SDK logs every failed export attempt; without a log destination those lines would
+    # land on the user's terminal via logging's last resort. The failures are counted instead.
+    if options.logs is None:
+        _quiet_sdk_loggers()
+    provider = build_tracer_provider(
+        service_name=options.env.get("OTEL_SERVICE_NAME") or SERVICE_NAME,
+        otlp_json_path=options.otlp_json,
+        console=options.console_spans,
+        redactor=redactor,
+        health=health,
+        env=options.env,
+    )
+    span_observer = None
+    observers: list[Observer] = []
+    if provider is not None:
+        span_observer = SpanObserver(
+            provider, capture=content_capture_from_env(options.env), health=health
+        )
+        observers.append(span_observer)
+    registry = CollectorRegistry(auto_describe=True)
+    metrics = MetricsObserver(
+        registry, span_ids=span_observer, known_tools=known_tools, health=health
+    )
+    observers.append(metrics)
+    log_handler = None
+    if options.logs is not None:
+        logger = build_logger(redactor=redactor, stream=options.logs)
+        observers.append(LogObserver(logger, span_ids=span_observer))
+        log_handler = route_stdlib_logging(redactor, options.logs, logging.WARNING)
+    if options.progress is not None:
+        observers.append(ProgressObserver(options.progress))
+    tree = TraceTreeObserver(span_observer)
+    observers.append(tree)
+    server = None
+    if options.metrics_port is not None:
+        server = serve_metrics(registry, port=options.metrics_port)
+    return Telemetry(
+        observer=MultiObserver(observers),
+        registry=registry,
+        health=health,
+        tree=tree,
+        tracer_provider=provider,
+        span_observer=span_observer,
+        metrics_server=server,
+        log_handler=log_handler,
+    )

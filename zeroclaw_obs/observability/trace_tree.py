@@ -1,0 +1,150 @@
+"""The terminal trace view: a turn as a tree, readable without any backend.
+
+`TraceTreeObserver` keeps a small model of each turn from observer events (no OpenTelemetry
+needed) and `render()` prints it after the answer:
+
+    invoke_agent demo  2.41s  final  4 iterations  trace 5b8e…
+    ├── iteration 1
+    │   ├── chat scripted-model  0.00s  64→73 tokens
+    │   ├── execute_tool get_weather  0.45s  success  [receipt]
+    │   └── execute_tool read_config  0.12s  success  [receipt]  3 redactions
+    └── iteration 2
+        ├── await_approval shell  0.00s  yes (scenario)
+        └── execute_tool shell  0.80s  success  [receipt]
+
+The ids shown are those of the exported spans (when a span observer is given), so a developer
+can jump from the terminal to the same trace in Jaeger. Everything shown comes from observer
+events, whose payloads are already redacted; the tree shows no payloads at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .events import (
+    AgentEnd,
+    AgentStart,
+    ApprovalDecision,
+    LlmResponse,
+    LoopDetection,
+    ObserverEvent,
+    ToolCall,
+)
+
+__all__ = ["SpanIdSource", "TraceTreeObserver"]
+
+MAX_TURNS = 64
+
+
+class SpanIdSource(Protocol):
+    """Anything that maps a turn (and call) to exported (trace_id, span_id)."""
+
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+        """The exported ids, or None."""
+        ...
+
+
+@dataclass
+class _Iteration:
+    number: int
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    """(start time ns, text) so lines print in the order they started."""
+
+
+@dataclass
+class _Turn:
+    agent: str
+    start_ns: int
+    iterations: dict[int, _Iteration] = field(default_factory=dict)
+    header: str = ""
+    trace_id: str | None = None
+
+    def iteration(self, number: int) -> _Iteration:
+        if number not in self.iterations:
+            self.iterations[number] = _Iteration(number)
+        return self.iterations[number]
+
+
+class TraceTreeObserver:
+    """Collects turns from observer events; `render()` draws them. Never raises."""
+
+    def __init__(self, span_ids: SpanIdSource | None = None) -> None:
+        self._span_ids = span_ids
+        self._turns: dict[str, _Turn] = {}
+
+    def on_event(self, event: ObserverEvent) -> None:
+        try:
+            self._record(event)
+        except Exception:  # a view must never break a turn
+            return
+
+    def _record(self, event: ObserverEvent) -> None:
+        turn_id = event.correlation.turn_id
+        if isinstance(event, AgentStart):
+            if len(self._turns) >= MAX_TURNS:
+                self._turns.pop(next(iter(self._turns)))
+            self._turns[turn_id] = _Turn(event.correlation.agent_alias, event.time_ns)
+            return
+        turn = self._turns.get(turn_id)
+        if turn is None:
+            return
+        if isinstance(event, LlmResponse):
+            tokens = f"  {event.input_tokens}→{event.output_tokens} tokens"
+            status = "" if event.success else "  failed"
+            turn.iteration(event.iteration).lines.append(
+                (
+                    event.time_ns - int(event.duration_s * 1e9),
+                    f"chat {event.model}  {event.duration_s:.2f}s{tokens}{status}",
+                )
+            )
+        elif isinstance(event, ToolCall):
+            turn.iteration(event.iteration).lines.append((event.start_time_ns, _tool_line(event)))
+        elif isinstance(event, ApprovalDecision):
+            turn.iteration(event.iteration).lines.append(
+                (
+                    event.wait_start_ns,
+                    f"await_approval {event.tool}  {event.wait_s:.2f}s  "
+                    f"{event.decision} ({event.surface})",
+                )
+            )
+        elif isinstance(event, LoopDetection):
+            turn.iteration(event.iteration).lines.append(
+                (event.time_ns, f"loop detection {event.kind} ({event.severity})")
+            )
+        elif isinstance(event, AgentEnd):
+            ids = self._span_ids.ids_for(turn_id) if self._span_ids is not None else None
+            turn.trace_id = ids[0] if ids else None
+            trace = f"  trace {turn.trace_id}" if turn.trace_id else f"  turn {turn_id}"
+            turn.header = (
+                f"invoke_agent {turn.agent}  {event.duration_s:.2f}s  {event.outcome.value}  "
+                f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}{trace}"
+            )
+
+    def render(self, turn_id: str | None = None) -> str:
+        """The tree of one turn (the latest by default), or "" when there is none."""
+        if not self._turns:
+            return ""
+        turn = self._turns[turn_id] if turn_id else list(self._turns.values())[-1]
+        out = [turn.header or f"invoke_agent {turn.agent}  (running)"]
+        iterations = [turn.iterations[n] for n in sorted(turn.iterations)]
+        for i, iteration in enumerate(iterations):
+            last = i == len(iterations) - 1
+            out.append(("└── " if last else "├── ") + f"iteration {iteration.number}")
+            lines = [text for _, text in sorted(iteration.lines, key=lambda item: item[0])]
+            for j, text in enumerate(lines):
+                stem = "    " if last else "│   "
+                out.append(stem + ("└── " if j == len(lines) - 1 else "├── ") + text)
+        return "\n".join(out)
+
+
+def _tool_line(event: ToolCall) -> str:
+    parts = [f"execute_tool {event.tool}", f"{event.duration_s:.2f}s", event.outcome.value]
+    if event.receipt:
+        parts.append("[receipt]")
+    redactions = sum(event.redaction_counts.values())
+    if redactions:
+        parts.append(f"{redactions} redaction{'s' if redactions != 1 else ''}")
+    if event.truncated_chars:
+        parts.append(f"truncated {event.truncated_chars} chars")
+    return "  ".join(parts)

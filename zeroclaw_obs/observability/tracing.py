@@ -1,0 +1,468 @@
+"""The span observer: observer events become the spans of DESIGN §3.
+
+`SpanObserver` turns the engine's events into `invoke_agent`, `chat`, `execute_tool` and
+`await_approval` spans with their real start and end times (`time_ns` stamps carried by the
+events) and explicit parents: every child is started with `set_span_in_context(root)`, never
+with the ambient context, because parallel tool calls run in sibling asyncio tasks whose
+ambient context says nothing about the turn. Only the root looks at the ambient context, once,
+so a turn run inside a caller's span (a server request, a user's own span) joins that trace.
+
+It depends on the OpenTelemetry *API* only; the SDK, exporters and the export guard are set up
+in `tracer_setup.py`. Nothing under `turn/` imports this module.
+
+Risky part: `on_event` runs on the turn's path. It must not block or raise, so the handlers
+only start, annotate and end spans (the batch processor does the rest on its own thread), and a
+bug in a handler is counted, never raised. Every map it keeps is bounded: a turn that never
+ends is evicted once `max_open_turns` newer turns have started, and counted as dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from .. import __version__
+from .events import (
+    AgentEnd,
+    AgentStart,
+    ApprovalDecision,
+    LlmRequest,
+    LlmResponse,
+    LoopDetection,
+    ObserverEvent,
+    ToolCall,
+    ToolCallStart,
+    ToolOutcome,
+    TurnOutcomeKind,
+)
+from .health import HealthCounter, Signal, TelemetryHealth
+
+__all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
+
+_log = logging.getLogger(__name__)
+
+_SCOPE = "zeroclaw_obs"
+DESCRIPTION_LIMIT = 256
+"""Status descriptions are cut here: they are summaries, the full text is in the result."""
+
+TOOL_TYPES = {"native": "function", "extension": "extension"}
+"""`gen_ai.tool.type` by provenance: built-in tools are functions the agent runs itself;
+MCP and other extension tools run elsewhere (`extension`). Unknown provenances read as
+`extension`, as the registry treats them."""
+
+_TOOL_ERROR_TYPES: dict[ToolOutcome, str] = {
+    ToolOutcome.ERROR: "tool_error",
+    ToolOutcome.UNKNOWN: "unknown_tool",
+    ToolOutcome.EXCLUDED: "excluded_tool",
+    ToolOutcome.INTERRUPTED: "interrupted",
+}
+"""Outcomes that set status ERROR, with their default `error.type` (an `error` slot uses the
+event's own type when it has one: an exception class, `timeout`, `invalid_result`). The other
+outcomes — denied, replaced, deduplicated, cancelled_by_hook — are policy decisions that worked
+as intended, so they leave the status UNSET; `zeroclaw.tool.outcome` carries the detail."""
+
+_TURN_ERROR_TYPES: dict[TurnOutcomeKind, str] = {
+    TurnOutcomeKind.ABORTED: "aborted",
+    TurnOutcomeKind.ERROR: "turn_error",
+    TurnOutcomeKind.MAX_ITERATIONS: "max_iterations",
+}
+"""Turn outcomes that set status ERROR. `max_iterations` only when it ended in an error
+(`error_at_cap`); a graceful summary, a final answer and a user's cancel are not errors."""
+
+
+class ContentCapture(StrEnum):
+    """What of the tool-call content reaches span attributes (there is no raw setting)."""
+
+    REDACTED = "redacted"
+    """Redacted arguments and results on tool spans, redacted reasons in status descriptions."""
+    NONE = "none"
+    """No arguments, results or free-text reasons: ids, names, outcomes and counts only."""
+
+
+@dataclass(slots=True)
+class _OpenTurn:
+    """The open spans of one turn."""
+
+    root: Span
+    context: otel_context.Context
+    """`set_span_in_context(root)`: the explicit parent of every child."""
+    chats: dict[int, Span] = field(default_factory=dict)
+    """Open `chat` spans by iteration."""
+    tools: dict[str, list[Span]] = field(default_factory=dict)
+    """Open `execute_tool` spans by call id; a list because a model may repeat an id."""
+    open_children: int = 0
+    provider_error: str | None = None
+    """The last failed provider call's error type: the turn's `error.type` if it ends in error."""
+
+
+class SpanObserver:
+    """Records every turn as spans on `tracer_provider`. `on_event` must not block or raise.
+
+    Args:
+        tracer_provider: where spans go (tests pass their own `TracerProvider`).
+        capture: `ContentCapture.REDACTED` (default) or `NONE`.
+        health: where bugs (`observer_errors`) and evicted spans (`dropped`) are counted.
+        max_open_turns: open turns kept; the oldest is evicted beyond this.
+        max_open_spans_per_turn: open child spans kept per turn; beyond it a span is built
+            whole from its closing event (its real start is in the event) instead.
+        max_recent_spans: ended spans `ids_for` still answers for (a bounded LRU).
+
+    Raises:
+        ValueError: a bound is not a positive integer; the message names it.
+    """
+
+    def __init__(
+        self,
+        tracer_provider: trace.TracerProvider,
+        *,
+        capture: ContentCapture = ContentCapture.REDACTED,
+        health: TelemetryHealth | None = None,
+        max_open_turns: int = 1024,
+        max_open_spans_per_turn: int = 4096,
+        max_recent_spans: int = 4096,
+    ) -> None:
+        bounds = {
+            "max_open_turns": max_open_turns,
+            "max_open_spans_per_turn": max_open_spans_per_turn,
+            "max_recent_spans": max_recent_spans,
+        }
+        for name, value in bounds.items():
+            if value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value}")
+        self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
+        self._capture = capture == ContentCapture.REDACTED
+        self._health = health or TelemetryHealth()
+        self._max_turns = max_open_turns
+        self._max_children = max_open_spans_per_turn
+        self._max_recent = max_recent_spans
+        self._turns: OrderedDict[str, _OpenTurn] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str | None], tuple[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._reported: set[type] = set()
+        self.errors = 0
+        """Events a handler failed on (also counted in `health` as `observer_errors`)."""
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            AgentStart: self._agent_start,
+            AgentEnd: self._agent_end,
+            LlmRequest: self._llm_request,
+            LlmResponse: self._llm_response,
+            ToolCallStart: self._tool_start,
+            ToolCall: self._tool_end,
+            ApprovalDecision: self._approval,
+            LoopDetection: self._loop_detection,
+        }
+
+    def on_event(self, event: ObserverEvent) -> None:
+        """Record one event as span work. Must not block or raise: a failure is counted."""
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            return
+        try:
+            handler(event)
+        except Exception as exc:
+            self.errors += 1
+            self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.TRACES)
+            if type(exc) not in self._reported:
+                self._reported.add(type(exc))
+                # The type only: an exception message could quote a payload.
+                _log.warning(
+                    "span observer failed on %s: %s", type(event).__name__, type(exc).__name__
+                )
+
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+        """(trace_id as 32 hex, span_id as 16 hex) of a tool span, or of the turn's root.
+
+        Answers while the span is open and for the `max_recent_spans` most recently ended
+        spans. Metrics exemplars and log records use it to point at the span of a fact.
+
+        Returns:
+            None when the span is unknown, evicted, or not sampled (an id that leads to no
+            trace is worse than none).
+        """
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            if turn is not None:
+                if tool_call_id is None:
+                    return _ids(turn.root)
+                spans = turn.tools.get(tool_call_id)
+                if spans:
+                    return _ids(spans[0])
+            return self._recent.get((turn_id, tool_call_id))
+
+    # -- turn ------------------------------------------------------------------------------
+
+    def _agent_start(self, event: AgentStart) -> None:
+        c = event.correlation
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": c.agent_alias,
+            "gen_ai.conversation.id": c.turn_id,
+            "gen_ai.provider.name": event.provider,
+            "gen_ai.request.model": event.model,
+            "zeroclaw.turn.id": c.turn_id,
+            "zeroclaw.channel": c.channel,
+        }
+        if event.receipt_key_id:
+            attributes["zeroclaw.receipt.key_id"] = event.receipt_key_id
+        root = self._tracer.start_span(
+            f"invoke_agent {c.agent_alias}",
+            # The one read of the ambient context: join the caller's trace, if any.
+            context=otel_context.get_current(),
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=event.time_ns,
+        )
+        turn = _OpenTurn(root=root, context=trace.set_span_in_context(root))
+        with self._lock:
+            evicted = [self._turns.pop(c.turn_id)] if c.turn_id in self._turns else []
+            self._turns[c.turn_id] = turn
+            while len(self._turns) > self._max_turns:
+                evicted.append(self._turns.popitem(last=False)[1])
+        for old in evicted:
+            # Never ended, so never exported: only the memory is reclaimed.
+            self._health.increment(HealthCounter.DROPPED, Signal.TRACES, 1 + old.open_children)
+
+    def _agent_end(self, event: AgentEnd) -> None:
+        turn_id = event.correlation.turn_id
+        with self._lock:
+            turn = self._turns.pop(turn_id, None)
+        if turn is None:
+            return  # evicted (already counted) or started before this observer was added
+        _end_unfinished(turn, event.time_ns)
+        root = turn.root
+        root.set_attributes(
+            {
+                "zeroclaw.turn.outcome": event.outcome.value,
+                "zeroclaw.turn.iterations": event.iterations,
+            }
+        )
+        error_type = _TURN_ERROR_TYPES.get(event.outcome)
+        if event.outcome is TurnOutcomeKind.MAX_ITERATIONS and event.error is None:
+            error_type = None
+        if error_type is not None:
+            if event.outcome is TurnOutcomeKind.ERROR and turn.provider_error:
+                error_type = turn.provider_error
+            root.set_attribute("error.type", error_type)
+            root.set_status(Status(StatusCode.ERROR, self._describe(event.error)))
+        root.end(end_time=event.time_ns)
+        self._remember((turn_id, None), root)
+
+    # -- provider calls --------------------------------------------------------------------
+
+    def _llm_request(self, event: LlmRequest) -> None:
+        turn = self._turn(event.correlation.turn_id, for_span=True)
+        if turn is None or not self._room(turn):
+            return  # beyond the cap the response builds the span whole
+        span = self._start_chat(turn, event, event.time_ns)
+        with self._lock:
+            turn.chats[event.iteration] = span
+            turn.open_children += 1
+
+    def _start_chat(self, turn: _OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> Span:
+        return self._tracer.start_span(
+            f"chat {event.model}",
+            context=turn.context,
+            kind=SpanKind.CLIENT,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": event.provider,
+                "gen_ai.request.model": event.model,
+                "gen_ai.conversation.id": event.correlation.turn_id,
+                "zeroclaw.turn.id": event.correlation.turn_id,
+                "zeroclaw.iteration": event.iteration,
+            },
+            start_time=start_ns,
+        )
+
+    def _llm_response(self, event: LlmResponse) -> None:
+        turn = self._turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        with self._lock:
+            span = turn.chats.pop(event.iteration, None)
+            if span is not None:
+                turn.open_children -= 1
+        if span is None:
+            # The request was missed (per-turn cap, observer added mid-turn); the duration
+            # gives the real start back.
+            start_ns = event.time_ns - int(event.duration_s * 1e9)
+            span = self._start_chat(turn, event, start_ns)
+        if event.success:
+            span.set_attributes(
+                {
+                    "gen_ai.response.model": event.model,
+                    "gen_ai.usage.input_tokens": event.input_tokens,
+                    "gen_ai.usage.output_tokens": event.output_tokens,
+                }
+            )
+        else:
+            error_type = event.error or "provider_error"
+            turn.provider_error = error_type
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=event.time_ns)
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    def _tool_start(self, event: ToolCallStart) -> None:
+        turn = self._turn(event.correlation.turn_id, for_span=True)
+        if turn is None or not self._room(turn):
+            return  # beyond the cap `ToolCall` builds the span whole
+        span = self._start_tool(turn, event, event.time_ns)
+        with self._lock:
+            turn.tools.setdefault(event.tool_call_id, []).append(span)
+            turn.open_children += 1
+
+    def _start_tool(self, turn: _OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> Span:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": event.tool,
+            "gen_ai.tool.call.id": event.tool_call_id,
+            "gen_ai.tool.type": TOOL_TYPES.get(event.provenance, "extension"),
+            "zeroclaw.turn.id": event.correlation.turn_id,
+            "zeroclaw.iteration": event.iteration,
+        }
+        if self._capture:
+            attributes["gen_ai.tool.call.arguments"] = event.arguments
+        return self._tracer.start_span(
+            f"execute_tool {event.tool}",
+            context=turn.context,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=start_ns,
+        )
+
+    def _tool_end(self, event: ToolCall) -> None:
+        turn = self._turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        span = self._pop_tool(turn, event.tool_call_id)
+        if span is None:
+            # The start was missed (observer added mid-turn, or the per-turn cap): the event
+            # still carries the real start, so the span is whole.
+            span = self._start_tool(turn, event, event.start_time_ns)
+        attributes: dict[str, Any] = {
+            "zeroclaw.tool.outcome": event.outcome.value,
+            "zeroclaw.tool.truncated_bytes": event.truncated_chars,
+            "zeroclaw.redaction.count": sum(event.redaction_counts.values()),
+        }
+        if event.receipt:
+            attributes["zeroclaw.tool.receipt"] = event.receipt
+        if self._capture:
+            attributes["gen_ai.tool.call.result"] = event.result
+        default_error = _TOOL_ERROR_TYPES.get(event.outcome)
+        if default_error is not None:
+            attributes["error.type"] = event.error_type or default_error
+            span.set_status(Status(StatusCode.ERROR, self._describe(event.result)))
+        span.set_attributes(attributes)
+        if event.truncated_chars:
+            span.add_event(
+                "zeroclaw.truncation",
+                {"zeroclaw.tool.truncated_bytes": event.truncated_chars},
+                timestamp=event.time_ns,
+            )
+        span.end(end_time=event.time_ns)
+        self._remember((event.correlation.turn_id, event.tool_call_id), span)
+
+    def _loop_detection(self, event: LoopDetection) -> None:
+        turn = self._turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        with self._lock:
+            spans = turn.tools.get(event.tool_call_id)
+            span = spans[0] if spans else turn.root
+        span.add_event(
+            "zeroclaw.loop_detection",
+            {
+                "zeroclaw.loop_detection.kind": event.kind,
+                "zeroclaw.loop_detection.severity": event.severity,
+                "zeroclaw.loop_detection.message": event.message,
+            },
+            timestamp=event.time_ns,
+        )
+
+    def _approval(self, event: ApprovalDecision) -> None:
+        turn = self._turn(event.correlation.turn_id, for_span=True)
+        if turn is None:
+            return
+        span = self._tracer.start_span(
+            f"await_approval {event.tool}",
+            context=turn.context,
+            kind=SpanKind.INTERNAL,
+            attributes={
+                "gen_ai.tool.name": event.tool,
+                "gen_ai.tool.call.id": event.tool_call_id,
+                "zeroclaw.turn.id": event.correlation.turn_id,
+                "zeroclaw.iteration": event.iteration,
+                "zeroclaw.approval.decision": event.decision,
+                "zeroclaw.approval.surface": event.surface,
+            },
+            start_time=event.wait_start_ns,
+        )
+        span.end(end_time=event.wait_end_ns)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _turn(self, turn_id: str, *, for_span: bool = False) -> _OpenTurn | None:
+        """The open turn; with `for_span`, a missing turn counts the span it costs as dropped."""
+        with self._lock:
+            turn = self._turns.get(turn_id)
+        if turn is None and for_span:
+            # Evicted, or the observer was added mid-turn: nothing to parent the span on.
+            self._health.increment(HealthCounter.DROPPED, Signal.TRACES)
+        return turn
+
+    def _room(self, turn: _OpenTurn) -> bool:
+        """Whether one more child may stay open (the per-turn bound on memory)."""
+        return turn.open_children < self._max_children
+
+    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> Span | None:
+        with self._lock:
+            spans = turn.tools.get(call_id)
+            if not spans:
+                return None
+            span = spans.pop(0)
+            if not spans:
+                del turn.tools[call_id]
+            turn.open_children -= 1
+            return span
+
+    def _remember(self, key: tuple[str, str | None], span: Span) -> None:
+        ids = _ids(span)
+        if ids is None:
+            return
+        with self._lock:
+            self._recent[key] = ids
+            self._recent.move_to_end(key)
+            while len(self._recent) > self._max_recent:
+                self._recent.popitem(last=False)
+
+    def _describe(self, text: str | None) -> str | None:
+        if not self._capture or not text:
+            return None
+        return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
+
+
+def _end_unfinished(turn: _OpenTurn, end_ns: int) -> None:
+    """End children the engine never closed (a bug upstream) so the trace stays whole."""
+    leftovers = list(turn.chats.values()) + [s for spans in turn.tools.values() for s in spans]
+    for span in leftovers:
+        span.set_attribute("error.type", "unfinished")
+        span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=end_ns)
+
+
+def _ids(span: Span) -> tuple[str, str] | None:
+    ctx = span.get_span_context()
+    if not ctx.is_valid or not ctx.trace_flags.sampled:
+        return None
+    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
