@@ -86,8 +86,15 @@ def _native_call(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) ->
     return {
         "id": call.call_id,
         "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
+        "function": {"name": _name(call, slot, redactor), "arguments": arguments},
     }
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def _name(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) -> str:
+    # An invented tool name is model output and may carry a secret; registry names are ours.
+    if redactor is None or slot.known_tool:
+        return call.name
+    return redactor.redact_text(call.name)

@@ -189,7 +189,7 @@ class SlotRecorder:
             TurnEvent(
                 type="tool_call",
                 id=slot.call_id,
-                name=slot.name,
+                name=self._shown_name(slot),
                 data={"arguments": redacted},
             )
         )
@@ -198,7 +198,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=slot.name,
+                tool=self._shown_name(slot),
                 provenance=slot.provenance,
                 arguments=slot.redacted_arguments,
                 time_ns=slot.start_ns,
@@ -226,7 +226,7 @@ class SlotRecorder:
             TurnEvent(
                 type="tool_result",
                 id=slot.call_id,
-                name=slot.name,
+                name=self._shown_name(slot),
                 data={
                     "outcome": slot.outcome.value,
                     "success": slot.success,
@@ -243,7 +243,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=slot.name,
+                tool=self._shown_name(slot),
                 known_tool=slot.known_tool,
                 provenance=slot.provenance,
                 outcome=slot.outcome,
@@ -271,6 +271,11 @@ class SlotRecorder:
             # run still gets a receipt a verifier can check, instead of crashing the turn.
             jsonable = json.loads(json.dumps(slot.arguments, ensure_ascii=False, default=str))
             return self._receipts.generate(slot.name, jsonable, slot.text, now)
+
+    def _shown_name(self, slot: Slot) -> str:
+        # A name the model invented is model output like any other: it may carry a secret.
+        # Registry names are ours and cost nothing to pass through.
+        return slot.name if slot.known_tool else self._redactor.redact_text(slot.name)
 
     def record_unrun(self, slot: Slot) -> None:
         """Open and close a slot that never ran (denied, unknown, duplicate, …)."""
