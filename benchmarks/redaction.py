@@ -33,10 +33,11 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.redaction.corpus import Case, caught, generate, kept, mixed_payload  # noqa: E402
-from zeroclaw_obs.redaction import Redactor  # noqa: E402
+from tests.redaction.corpus import Case, caught, generate, kept, mixed_payload
+from zeroclaw_obs.redaction import Redactor
 
 Redact = Callable[[Any], Any]
+_KEEP_ALIVE: list[Any] = []
 
 
 @dataclass
@@ -63,6 +64,9 @@ def detect_secrets() -> Contender | None:
         return None
     settings = default_settings()
     settings.__enter__()  # all default plugins and filters, for the whole run
+    # The context manager must stay referenced: when it is collected, its generator closes and
+    # detect-secrets silently resets to no plugins at all.
+    _KEEP_ALIVE.append(settings)
 
     def text(line: str) -> str:
         out = line
@@ -198,6 +202,8 @@ def main() -> int:
     if missing:
         print(f"(peers not installed: {', '.join(sorted(missing))}; `make bench` installs them)")
     print(f"({time.perf_counter() - began:.1f} s; figures are reported, not asserted)")
+    while _KEEP_ALIVE:
+        _KEEP_ALIVE.pop().__exit__(None, None, None)  # leave detect-secrets' settings cleanly
     return 0
 
 
