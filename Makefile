@@ -23,6 +23,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/redaction.py
+	$(BIN)/python benchmarks/telemetry.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
