@@ -1,48 +1,62 @@
-"""The one `Redactor` every outward surface uses: text rules plus key-aware masking of values.
+"""The one `Redactor` every outward surface uses: its configuration and its two chains.
 
-This module owns how rules are applied: the prefilter that lets clean text cost a few
-character and substring scans (see `Rule`), the substitution itself, the allowlist, the
-per-rule counts, and the recursive walk over JSON-like values that masks whatever sits under a
-sensitive key. The rules themselves, and their order, live in `_rules.py`.
+The text chain, run by `redact_text` on every string:
+1. `JsonTextReader` — a JSON document with a sensitive key over a container is redacted as
+   data (first, because it then runs the rest of the chain on each of its strings);
+2. `fold` — the shadow copy that rules match on (invisible characters gone, look-alike
+   letters folded), with offsets back to the text;
+3. `Scanner.scan` — the RE2 gate, then the rules in `rule_ids` order, then overlap resolution;
+4. `_splice` — each resolved span of the *original* text becomes `[REDACTED:<rule_id>]`.
+The value chain, run by `redact_value`, is `ValueWalker`: key-aware masking, and the text
+chain on every string.
+
+Everything is compiled in `__init__`/`from_config`; a call is one gate lookup and, only for
+text that trips the gate, the rules it tripped.
 
 Risky parts:
-- This is on the hot path of every tool call (span attributes, logs, events, history). All
-  compilation happens in `__init__`/`from_config`; a call only scans and substitutes.
-- A replacement never contains any part of the secret, and reports carry counts, never text.
-- `redact_value` builds new containers and never mutates its input, because the raw arguments
-  are still needed by the tool call and the receipt.
-- The sensitive-key cache and the plan cache (which rules to run for which gate characters)
-  are plain dicts shared by threads; a lost race only recomputes the same answer.
+- Hot path: every tool call's arguments and result, every span attribute and log record.
+- A replacement never holds any part of the secret, and reports carry counts, never text.
+- `redact_value` never mutates its input: raw arguments are still needed by the tool call
+  and the receipt.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
-from ._rules import (
-    DEFAULT_RULE_IDS,
-    DEFAULT_SENSITIVE_KEYS,
-    SENSITIVE_KEY_RULE_ID,
+import re2
+
+from ._encoded import EncodedSecretRule, PercentEncodedRule
+from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
+from ._normalize import Folded, fold, fold_key, utf8_safe
+from ._pii import pii_specs
+from ._rules import context_specs, generic_spec, token_specs
+from ._scanner import (
+    Candidate,
+    HeadValueRule,
+    PatternRule,
     Rule,
-    context_rules,
-    is_sensitive_key,
+    Scanner,
+    Spec,
+    compile_pattern,
+)
+from ._structured import (
+    MAX_DEPTH,
+    MAX_DEPTH_RULE_ID,
+    SENSITIVE_KEY_RULE_ID,
+    JsonTextReader,
+    ValueWalker,
     marker,
-    normalise_key,
-    token_rules,
 )
 
-__all__ = ["MAX_DEPTH", "Redactor"]
+__all__ = ["DEFAULT_RULE_IDS", "RULES", "RedactionConfigError", "Redactor"]
 
-MAX_DEPTH = 64
-"""Containers nested deeper than this are replaced by `[REDACTED:max_depth]` (no recursion bomb)."""
-
-_RULE_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_MARKER = re.compile(r"\[REDACTED:[a-z][a-z0-9_]{0,63}\]")
-_KEY_CACHE_LIMIT = 4096
-_SENSITIVE_MARKER = marker(SENSITIVE_KEY_RULE_ID)
-_DEPTH_MARKER = marker("max_depth")
+_RULE_ID = compile_pattern(r"[a-z][a-z0-9_]{0,63}")
+_JOIN = "\n\0\n"
+"""Joins a structure's strings for one scan; no rule matches across it (see `_texts`)."""
 
 
 class RedactionConfigError(ValueError):
@@ -53,27 +67,85 @@ class RedactionConfigError(ValueError):
     """
 
 
-class Redactor:
-    """Replaces secrets and PII in text and JSON-like values by `[REDACTED:<rule_id>]`.
+def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> list[Rule]:
+    """The text rules in chain order; a rule's index is its priority (lower wins a tie).
 
-    `Redactor()` runs the default rules; `Redactor.from_config` adds rules, an allowlist and
-    sensitive key names. An instance is immutable after construction apart from an internal
-    cache, and is safe to share between tasks and threads: build one per runtime and hand the
-    same instance to every surface.
+    The order is the behaviour, most specific first, so the name on a marker is the most
+    informative one that fits:
+    1. provider token formats (`token_specs`): a known prefix or shape names itself;
+    2. the operator's extra rules: they know their own formats best after the providers;
+    3. context rules (`bearer`, `basic_auth`, `url_credentials`): a secret known by the
+       scheme or URL syntax around it;
+    4. `key_value`: any value after a sensitive key, whatever it looks like;
+    5. `generic_secret`: a random-looking token after a credential word, the last resort
+       among secrets because it judges by shape alone;
+    6. encodings (`encoded_secret`, then URL-encoded text under the inner rules' ids): they
+       rescan decoded text with this same chain, so they come after the plain rules;
+    7. personal data (`pii_specs`), last: a value that is both (a password that is an e-mail
+       address) is reported as the secret.
+    """
+    specs = [*token_specs(), *extra, *context_specs(), *key_value_specs(sensitive)]
+    rules: list[Rule] = [
+        (HeadValueRule if spec.values else PatternRule)(spec, i) for i, spec in enumerate(specs)
+    ]
+    rules.append(PatternRule(generic_spec(), len(rules)))
+    rules.append(EncodedSecretRule(len(rules)))
+    rules.append(PercentEncodedRule(len(rules)))
+    if pii:
+        rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
+    return rules
+
+
+def _reported(rules: Sequence[Rule]) -> tuple[str, ...]:
+    """The ids a report can hold, in chain order, without repeats."""
+    return tuple(dict.fromkeys(rule.rule_id for rule in rules if rule.reports))
+
+
+def _describe(rules: Sequence[Rule]) -> dict[str, str]:
+    described = {rule.rule_id: rule.description for rule in reversed(rules) if rule.reports}
+    described = {rule_id: described[rule_id] for rule_id in _reported(rules)}
+    described["key_value"] = (
+        "values after sensitive keys in text: key=value, key: value, JSON, headers, "
+        "--flags, -pPASSWORD, name/value pairs, XML elements"
+    )
+    described[SENSITIVE_KEY_RULE_ID] = (
+        "values under a sensitive key in structured data (password, token, api_key, …)"
+    )
+    described[MAX_DEPTH_RULE_ID] = f"containers nested deeper than {MAX_DEPTH} levels"
+    return described
+
+
+_DEFAULT_CHAIN = _chain(SensitiveKeys(DEFAULT_SENSITIVE_KEYS), (), pii=True)
+
+DEFAULT_RULE_IDS: tuple[str, ...] = _reported(_DEFAULT_CHAIN)
+"""Every default text rule id, in chain order (the personal-data ones only with `pii`)."""
+
+RULES: Mapping[str, str] = _describe(_DEFAULT_CHAIN)
+"""A one-line description of every rule id a report can hold, for docs and the scanner."""
+
+del _DEFAULT_CHAIN
+
+
+class Redactor:
+    """Replaces secrets and personal data in text and JSON-like values by `[REDACTED:<rule_id>]`.
+
+    `Redactor()` runs the default rules; `Redactor.from_config` adds rules, allowlists and
+    sensitive key names, or turns personal data off. An instance is immutable after
+    construction (apart from a bounded key cache) and safe to share between tasks and
+    threads: build one per runtime and hand the same instance to every surface.
     """
 
-    __slots__ = ("_allow", "_gates", "_key_cache", "_plans", "_rules", "_sensitive")
-
-    _allow: frozenset[str]
-    _gates: tuple[tuple[int, str], ...]
-    _key_cache: dict[str, bool]
-    _plans: dict[int, tuple[Rule, ...]]
-    _rules: tuple[Rule, ...]
-    _sensitive: frozenset[str]
+    __slots__ = ("_json", "_keys", "_scanner", "_walker")
 
     def __init__(self) -> None:
-        """Compile the default rules: every token format, context rules and `email`."""
-        self._configure(rules=(), allow=(), sensitive=DEFAULT_SENSITIVE_KEYS, pii=True)
+        """Compile the default rules, personal data included."""
+        self._configure(
+            sensitive=SensitiveKeys(DEFAULT_SENSITIVE_KEYS),
+            extra=(),
+            allow=frozenset(),
+            allow_patterns=(),
+            pii=True,
+        )
 
     @classmethod
     def from_config(
@@ -83,79 +155,82 @@ class Redactor:
         allow: list[str] | None = None,
         extra_sensitive_keys: list[str] | None = None,
         pii: bool = True,
+        allow_patterns: list[str] | None = None,
     ) -> Redactor:
         """Build a redactor with the default rules plus an operator's additions.
 
         Args:
-            extra_rules: rule id (snake_case) → regular expression. The whole match is replaced,
-                or only the group named `secret` when the pattern has one. Extra rules run
-                after the token-format rules and before the context rules (see `_rules.py`).
-            allow: exact strings that are never redacted, such as a documented example key or
-                a support address. A match whose secret part equals one is left as is.
-            extra_sensitive_keys: more key names whose values are masked whole; they are
-                normalised like the defaults (`X-Tenant-Key` → `x_tenant_key`).
-            pii: include the `email` rule.
+            extra_rules: rule id (snake_case) → RE2 pattern. The whole match is replaced, or
+                only the group named `secret` when the pattern has one. Extra rules rank after
+                the token formats and before the context and key rules.
+            allow: exact strings that are never redacted (a documented example key, a
+                support address). A match whose secret part equals one is left as is.
+            extra_sensitive_keys: more key names whose values are masked; normalised like
+                the defaults (`X-Tenant-Key` → `x_tenant_key`).
+            pii: run the personal-data rules (email, card, IBAN, SSN, phone, IP).
+            allow_patterns: RE2 patterns; a match whose secret part matches one in full is
+                left as is.
 
         Returns:
             A new `Redactor`.
 
         Raises:
-            RedactionConfigError: a rule id is not snake_case or clashes with a default rule,
-                a pattern does not compile or matches the empty string, or a sensitive key is blank.
-                The message names the rule id or key.
+            RedactionConfigError: a rule id is not snake_case or is a default id, a pattern
+                is not valid RE2 (lookaround and backreferences are not) or matches empty
+                text, an allowlist entry is blank or not a string, or a sensitive key is
+                blank. The message names the rule id, entry or key.
         """
-        compiled: list[Rule] = []
-        reserved = {*DEFAULT_RULE_IDS, SENSITIVE_KEY_RULE_ID, "max_depth"}
-        for rule_id, pattern in (extra_rules or {}).items():
-            if not _RULE_ID.fullmatch(rule_id):
-                raise RedactionConfigError(f"redaction rule {rule_id!r}: id must be snake_case")
-            if rule_id in reserved:
-                raise RedactionConfigError(
-                    f"redaction rule {rule_id!r}: id is already a default rule"
-                )
-            try:
-                regex = re.compile(pattern)
-            except (re.error, TypeError) as exc:
-                raise RedactionConfigError(
-                    f"redaction rule {rule_id!r}: invalid regex: {exc}"
-                ) from exc
-            if regex.fullmatch("") is not None:
-                raise RedactionConfigError(
-                    f"redaction rule {rule_id!r}: pattern matches empty text"
-                )
-            compiled.append(Rule(rule_id, regex))
+        if not isinstance(pii, bool):
+            raise RedactionConfigError(f"redaction pii: must be true or false, not {pii!r}")
+        extra = _extra_specs(extra_rules or {})
+        values = _allow_values(allow or [])
+        patterns = _allow_patterns(allow_patterns or [])
         names = set(DEFAULT_SENSITIVE_KEYS)
-        for key in extra_sensitive_keys or ():
-            normalised = normalise_key(key).strip("_")
-            if not normalised:
+        for key in extra_sensitive_keys or []:
+            folded = fold_key(key) if isinstance(key, str) else ""
+            if not folded:
                 raise RedactionConfigError(f"redaction sensitive key {key!r}: must not be blank")
-            names.add(normalised)
+            names.add(folded)
         redactor = cls.__new__(cls)
-        redactor._configure(
-            rules=tuple(compiled), allow=tuple(allow or ()), sensitive=frozenset(names), pii=pii
-        )
+        try:
+            redactor._configure(
+                sensitive=SensitiveKeys(names),
+                extra=extra,
+                allow=values,
+                allow_patterns=patterns,
+                pii=pii,
+            )
+        except re2.error as exc:  # a pattern RE2 parses but cannot combine into the gate
+            raise RedactionConfigError(f"redaction extra_rules: cannot compile: {exc}") from exc
         return redactor
 
     def _configure(
         self,
         *,
-        rules: tuple[Rule, ...],
-        allow: tuple[str, ...],
-        sensitive: frozenset[str],
+        sensitive: SensitiveKeys,
+        extra: Sequence[Spec],
+        allow: frozenset[str],
+        allow_patterns: Sequence[Any],
         pii: bool,
     ) -> None:
-        self._rules = (*token_rules(), *rules, *context_rules(sensitive, pii=pii))
-        gate_chars = dict.fromkeys(gate for rule in self._rules for gate in rule.gates)
-        self._gates = tuple((1 << bit, gate) for bit, gate in enumerate(gate_chars))
-        self._plans = {}
-        self._allow = frozenset(allow)
-        self._sensitive = sensitive
-        self._key_cache = {}
+        self._keys = sensitive
+        self._scanner = Scanner(
+            _chain(sensitive, extra, pii=pii), allow=allow, allow_patterns=allow_patterns
+        )
+
+        def allowed(value: str) -> bool:
+            if value in allow:
+                return True
+            value = utf8_safe(value)
+            return any(p.fullmatch(value) is not None for p in allow_patterns)
+
+        self._walker = ValueWalker(self._texts, sensitive, allowed=allowed, pii=pii)
+        self._json = JsonTextReader(sensitive, self._walker)
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
-        """The ids of the text rules this redactor runs, in order, without repeats."""
-        return tuple(dict.fromkeys(rule.rule_id for rule in self._rules))
+        """The ids of the text rules this redactor runs, in chain order, without repeats."""
+        return _reported(self._scanner.rules)
 
     def redact_text(self, s: str) -> str:
         """Replace every secret in `s` by its marker.
@@ -166,210 +241,171 @@ class Redactor:
         Returns:
             The redacted text (`s` itself when nothing matched).
         """
-        return self._redact(s, None)
+        return self._text(s, None)
 
     def redact_text_report(self, s: str) -> tuple[str, dict[str, int]]:
         """Redact `s` and count the replacements per rule id.
-
-        Args:
-            s: any text.
 
         Returns:
             The redacted text and `{rule_id: count}` for rules that replaced something. The
             report never holds matched text.
         """
         counts: dict[str, int] = {}
-        return self._redact(s, counts), counts
+        return self._text(s, counts), counts
 
     def redact_value(self, v: Any) -> Any:
         """Redact a JSON-like value: every string, and whole values under sensitive keys.
 
-        Dicts, lists and tuples are rebuilt (as plain `dict`, `list`, `tuple`) and strings,
-        including dict keys, pass through `redact_text`. Under a sensitive key
-        (see `DEFAULT_SENSITIVE_KEYS`: `password`, `api_key`, `authorization`, … matched as
-        whole words, so `max_tokens` or `secret_name` are not sensitive) every scalar at any
-        depth below it is replaced by `[REDACTED:sensitive_key]`, except `None`, booleans and
-        empty strings, which reveal nothing. Elsewhere, objects other than strings and
-        containers (numbers, bytes, models) are returned as they are: dump models to JSON-like
-        data first. The input is never mutated.
-
-        Args:
-            v: a value such as tool arguments or a parsed tool result.
+        Dicts (and other mappings), lists and tuples are rebuilt as `dict`, `list`, `tuple`;
+        strings, dict keys included, go through the text chain, and a string holding JSON
+        is redacted as JSON. Under a sensitive key (`password`, `api_key`, `authorization`,
+        … matched as whole words at the end of the key, so `max_tokens` and `secret_name`
+        are not sensitive) every scalar below is replaced by `[REDACTED:sensitive_key]`,
+        except `None`, booleans, empty strings and markers. Other objects (floats, bytes,
+        models) pass through: dump models to JSON-like data first. The input is never mutated.
 
         Returns:
             A redacted copy of `v` with the same shape.
         """
-        return self._walk(v, None, 0, False)
+        return self._walker(v, None)
 
     def redact_value_report(self, v: Any) -> tuple[Any, dict[str, int]]:
         """`redact_value`, plus counts per rule id over the whole structure.
-
-        Args:
-            v: a value such as tool arguments or a parsed tool result.
 
         Returns:
             The redacted copy and `{rule_id: count}`; values masked because of their key are
             counted under `sensitive_key`.
         """
         counts: dict[str, int] = {}
-        return self._walk(v, counts, 0, False), counts
+        return self._walker(v, counts), counts
 
     def is_sensitive_key(self, key: str) -> bool:
         """Whether a value under `key` is masked whole by `redact_value`.
 
         Args:
-            key: a dict key as the caller wrote it (`apiKey`, `X-Api-Key`, `db_password`).
-
-        Returns:
-            True if its normalised form is a sensitive name or ends with `_` and one.
+            key: a key as the caller wrote it (`apiKey`, `X-Api-Key`, `db_password`).
         """
-        hit = self._key_cache.get(key)
-        if hit is None:
-            hit = is_sensitive_key(key, self._sensitive)
-            if len(self._key_cache) < _KEY_CACHE_LIMIT:
-                self._key_cache[key] = hit
-        return hit
+        return key in self._keys
 
-    def _redact(self, text: str, counts: dict[str, int] | None) -> str:
-        # The gates of every rule are checked once, up front: most text lacks most of them
-        # (`@`, `J`, `_`…), and the rules left to run are looked up by which gates are present.
-        present = 0
-        for bit, gate in self._gates:
-            if gate in text:
-                present |= bit
-        plan = self._plans.get(present)
-        if plan is None:
-            plan = self._plan(present)
-        lowered: str | None = None
-        for rule in plan:
-            if not rule.anchors:
-                matches = list(rule.pattern.finditer(text))
-            elif rule.lowercase:
-                if lowered is None:
-                    lowered = text.lower()
-                # lower() lengthens a few characters (`İ`); offsets then stop lining up with
-                # the text, so such text gets the plain full scan.
-                if len(lowered) == len(text):
-                    matches = _anchored(rule, text, lowered)
-                else:
-                    matches = list(rule.pattern.finditer(text))
+    def _texts(self, strings: list[str], counts: dict[str, int] | None) -> list[str]:
+        """The text chain over many strings (a structure's keys and values) in one scan.
+
+        The strings are joined with `_JOIN`, which no rule can match across (every pattern's
+        runs stop at a newline or a NUL), so one gate call and one pass per triggered rule
+        serve them all. Should a match straddle two strings anyway (an operator's rule with
+        `.`-like classes), each string is redacted on its own instead.
+        """
+        out = list(strings)
+        plain: list[int] = []
+        for i, text in enumerate(strings):
+            if text[:1] in ("{", "["):
+                out[i] = self._text(text, counts)  # may be JSON: the structural step decides
             else:
-                matches = _anchored(rule, text, text)
-            if not matches:
-                continue
-            text, found = self._splice(rule, text, matches)
-            if found:
-                lowered = None
-                if counts is not None:
-                    counts[rule.rule_id] = counts.get(rule.rule_id, 0) + found
-        return text
-
-    def _plan(self, present: int) -> tuple[Rule, ...]:
-        """The rules to run on text that holds exactly the gate characters in `present`.
-
-        Gates are read from the text before any substitution. That is sound because a
-        substitution only removes text and adds markers, and no rule matches inside a marker.
-        """
-        bits = {gate: bit for bit, gate in self._gates}
-        plan = tuple(
-            rule
-            for rule in self._rules
-            if not rule.gates or any(bits[gate] & present for gate in rule.gates)
-        )
-        self._plans[present] = plan
-        return plan
-
-    def _splice(self, rule: Rule, text: str, matches: list[re.Match[str]]) -> tuple[str, int]:
-        """Replace the secret part of each match (in order, not overlapping) by the marker."""
-        pieces: list[str] = []
-        last = 0
-        group = rule.group
-        allow = self._allow
-        for match in matches:
-            if allow and match.group(group) in allow:
-                continue
-            start, end = match.span(group)
-            pieces.append(text[last:start])
-            pieces.append(rule.label)
-            last = end
-        if not pieces:
-            return text, 0
-        pieces.append(text[last:])
-        return "".join(pieces), len(pieces) // 2
-
-    def _mask(self, v: Any, counts: dict[str, int] | None) -> Any:
-        """Replace one scalar found under a sensitive key; only what reveals nothing stays."""
-        if v is None or isinstance(v, bool):
-            return v
-        if isinstance(v, str):
-            if not v or v in self._allow or _MARKER.fullmatch(v):
-                return v
-        elif isinstance(v, bytes | bytearray) and not v:
-            return v
-        if counts is not None:
-            counts[SENSITIVE_KEY_RULE_ID] = counts.get(SENSITIVE_KEY_RULE_ID, 0) + 1
-        return _SENSITIVE_MARKER
-
-    def _walk(self, v: Any, counts: dict[str, int] | None, depth: int, masked: bool) -> Any:
-        if isinstance(v, str):
-            return self._mask(v, counts) if masked else self._redact(v, counts)
-        is_mapping = isinstance(v, dict) or (
-            not isinstance(v, list | tuple) and isinstance(v, Mapping)
-        )
-        if not is_mapping and not isinstance(v, list | tuple):
-            return self._mask(v, counts) if masked else v
-        if depth >= MAX_DEPTH:
-            if counts is not None:
-                counts["max_depth"] = counts.get("max_depth", 0) + 1
-            return _DEPTH_MARKER
-        depth += 1
-        if is_mapping:
-            out: dict[Any, Any] = {}
-            for key, item in v.items():
-                if isinstance(key, str):
-                    hide = masked or self.is_sensitive_key(key)
-                    key = self._redact(key, counts)
-                else:
-                    hide = masked
-                out[key] = self._walk(item, counts, depth, hide)
+                plain.append(i)
+        if len(plain) <= 1:
+            for i in plain:
+                out[i] = self._text(strings[i], counts)
             return out
-        items = [self._walk(item, counts, depth, masked) for item in v]
-        return items if isinstance(v, list) else tuple(items)
+        joined = _JOIN.join(strings[i] for i in plain)
+        folded = fold(joined)
+        found = self._scanner.scan(folded.shadow)
+        if not found:
+            return out
+        starts = list(accumulate((len(strings[i]) + len(_JOIN) for i in plain), initial=0))
+        per_string: dict[int, list[Candidate]] = {}
+        for start, end, priority, rule_id in found:
+            start, end = folded.span(start, end)
+            k = bisect_right(starts, start) - 1
+            base = starts[k]
+            if end > base + len(strings[plain[k]]):
+                for i in plain:
+                    out[i] = self._text(strings[i], counts)
+                return out
+            per_string.setdefault(k, []).append((start - base, end - base, priority, rule_id))
+        for k, spans in per_string.items():
+            text = strings[plain[k]]
+            out[plain[k]] = _splice(Folded(text, text, []), spans, counts)
+        return out
+
+    def _text(self, text: str, counts: dict[str, int] | None) -> str:
+        if not text:
+            return text
+        if text[0] in "{[":
+            structured = self._json(text, counts)
+            if structured is not None:
+                return structured
+        if text.isascii():  # the common case: the text is its own shadow
+            found = self._scanner.scan(text)
+            return _splice(Folded(text, text, []), found, counts) if found else text
+        folded = fold(text)
+        found = self._scanner.scan(folded.shadow)
+        return _splice(folded, found, counts) if found else text
 
 
-def _anchored(rule: Rule, text: str, haystack: str) -> list[re.Match[str]]:
-    """The matches of `rule` in `text`, trying the pattern only at its anchors' occurrences.
+def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | None) -> str:
+    """Replace each resolved span of the original text by its marker, counting per rule."""
+    text = folded.text
+    pieces: list[str] = []
+    last = 0
+    for start, end, _, rule_id in found:
+        start, end = folded.span(start, end)
+        pieces.append(text[last:start])
+        pieces.append(marker(rule_id))
+        last = end
+        if counts is not None:
+            counts[rule_id] = counts.get(rule_id, 0) + 1
+    pieces.append(text[last:])
+    return "".join(pieces)
 
-    Gives the same matches as `finditer` (leftmost first, not overlapping) because every match
-    starts at an anchor or, with `rule.run_before`, where the run of characters before one starts.
-    """
-    positions: list[int] = []
-    for anchor in rule.anchors:
-        at = haystack.find(anchor)
-        while at != -1:
-            positions.append(at)
-            at = haystack.find(anchor, at + 1)
-    if not positions:
-        return []
-    if len(rule.anchors) > 1:
-        positions.sort()
-    matches: list[re.Match[str]] = []
-    end = 0
-    match_at = rule.pattern.match
-    if rule.run_before is None:
-        for at in positions:
-            if at >= end and (found := match_at(text, at)) is not None:
-                matches.append(found)
-                end = found.end()
-        return matches
-    chars, longest = rule.run_before
-    for at in positions:
-        if at < end:
-            continue
-        start, stop = at, max(end, at - longest)
-        while start > stop and text[start - 1] in chars:
-            start -= 1
-        if (found := match_at(text, start)) is not None:
-            matches.append(found)
-            end = found.end()
-    return matches
+
+def _extra_specs(extra_rules: Mapping[str, str]) -> list[Spec]:
+    """Validate and compile the operator's rules (RE2), each named by its id in errors."""
+    if not isinstance(extra_rules, Mapping):
+        raise RedactionConfigError("redaction extra_rules: must map rule ids to patterns")
+    reserved = {*RULES, "url_encoded"}
+    specs = []
+    for rule_id, pattern in extra_rules.items():
+        if not isinstance(rule_id, str) or _RULE_ID.fullmatch(rule_id) is None:
+            raise RedactionConfigError(f"redaction rule {rule_id!r}: id must be snake_case")
+        if rule_id in reserved:
+            raise RedactionConfigError(f"redaction rule {rule_id!r}: id is already a default rule")
+        if not isinstance(pattern, str):
+            raise RedactionConfigError(f"redaction rule {rule_id!r}: pattern must be a string")
+        try:
+            regex = compile_pattern(pattern)
+        except re2.error as exc:
+            raise RedactionConfigError(
+                f"redaction rule {rule_id!r}: invalid regex (RE2 syntax: no lookaround or "
+                f"backreferences): {_reason(exc)}"
+            ) from exc
+        if regex.fullmatch("") is not None:
+            raise RedactionConfigError(f"redaction rule {rule_id!r}: pattern matches empty text")
+        secret = regex.groupindex.get("secret", 0)
+        specs.append(Spec(rule_id, "operator rule", pattern, pattern, secret=(secret,)))
+    return specs
+
+
+def _allow_values(allow: Sequence[str]) -> frozenset[str]:
+    for value in allow:
+        if not isinstance(value, str) or not value.strip():
+            raise RedactionConfigError(f"redaction allow entry {value!r}: must not be blank")
+    return frozenset(allow)
+
+
+def _allow_patterns(patterns: Sequence[str]) -> tuple[Any, ...]:
+    compiled = []
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern:
+            raise RedactionConfigError(f"redaction allow pattern {pattern!r}: must not be blank")
+        try:
+            compiled.append(compile_pattern(pattern))
+        except re2.error as exc:
+            raise RedactionConfigError(
+                f"redaction allow pattern {pattern!r}: invalid regex (RE2 syntax): {_reason(exc)}"
+            ) from exc
+    return tuple(compiled)
+
+
+def _reason(exc: Exception) -> str:
+    reason = exc.args[0] if exc.args else exc
+    return reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)

@@ -1,389 +1,360 @@
-"""The redactor's default rules: the patterns, their order, and which key names are sensitive.
+"""The secret rules: provider token formats, then secrets known by what surrounds them.
 
-This module owns every regular expression the redactor runs by default and the list of key
-names whose values are masked whole. `_redactor.py` only runs what is built here.
+This module owns the patterns (as `Spec` data) and the small checks that refine them. The
+order of `token_specs()` and `context_specs()` is the order of the chain: when two rules
+claim the same span, the earlier (more specific) one names it, so `token=ghp_…` is reported
+as `github_token`, not `key_value`.
 
-Rule order is behaviour. Rules run one after another over the text, each on the output of the
-one before, in this order:
+Pattern conventions (RE2, so no lookaround):
+- A token format is its whole match (group 0, see `_token`); that it starts a run (the
+  character before is not a token character) is checked in Python, since a capture group
+  would cost RE2 its fast DFA on long matches. Context rules capture the secret in groups.
+- A token ends where its greedy character run ends; nothing after it is consumed, so two
+  tokens one separator apart are both found, and the automaton never reads past the match.
+- A length that must be exact is checked in Python (`_exactly`) on a greedy run: a longer
+  run is some other string (a digest, an id) and is left alone.
 
-1. token formats, most specific first: `private_key_block`, `jwt`, `anthropic_key` (before
-   `openai_key`, since `sk-ant-` also starts with `sk-`), `openai_key`, `stripe_key`,
-   `github_token`, `slack_token`, `aws_access_key_id`, `google_api_key`;
-2. the operator's extra rules (`Redactor.from_config(extra_rules=...)`);
-3. context rules, which recognise a secret by what surrounds it: `url_credentials`, `bearer`,
-   `key_value` (header values, command-line flags, then assignments), and last `email` (PII).
-
-Running token formats first means `token=ghp_…` is reported as `github_token`, and a context
-rule never cuts a token in two so that the token rule misses the rest of it.
-
-Risky parts:
-- These patterns run on every outward payload, with Python's backtracking `re`. Each is written
-  to stay linear: no nested unbounded quantifiers, bounded repeats, boundaries by lookaround,
-  possessive/atomic groups where the engine must not give text back. Keep it that way.
-- A rule must never match its own or another rule's marker `[REDACTED:<rule_id>]`, or redaction
-  stops being idempotent. Value patterns refuse to start at `[REDACTED:`.
-- Look-alikes must survive: receipts (`zc-receipt-…`), UUIDs, git SHAs, hex digests, and prose
-  such as "password reset page". Token rules demand a non-token character before the prefix for
-  that reason, so a prefix inside a longer base64url run never matches.
+Risky part: a prefix alone (`sk-`, `AKIA`) also starts look-alikes (`sk-learn-…`, slugs, ids
+inside longer runs). The boundary and the randomness checks are what keep those.
 """
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import dataclass, field
+import base64
+import binascii
+from typing import Any
 
-__all__ = [
-    "DEFAULT_RULE_IDS",
-    "DEFAULT_SENSITIVE_KEYS",
-    "SENSITIVE_KEY_RULE_ID",
-    "Rule",
-    "context_rules",
-    "is_sensitive_key",
-    "marker",
-    "normalise_key",
-    "token_rules",
-]
+from ._scanner import Check, Hit, Spec
+from ._validators import is_placeholder, is_uuid, looks_random
 
-SENSITIVE_KEY_RULE_ID = "sensitive_key"
-"""The rule id reported when a value is masked because of the key it sits under."""
+__all__ = ["context_specs", "generic_spec", "token_specs"]
 
-DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
-    {
-        *("password", "passwd", "pwd", "passphrase", "private_key", "credential", "credentials"),
-        *("secret", "client_secret", "secret_key", "secret_access_key", "session"),
-        *("token", "access_token", "refresh_token", "id_token", "auth_token", "session_token"),
-        *("api_key", "apikey", "x_api_key", "authorization", "proxy_authorization"),
-        *("cookie", "set_cookie"),
-    }
-)
-"""Normalised key names (see `normalise_key`) whose values are masked whole."""
-
-# Keys whose text value runs to the end of the line: an HTTP header value has spaces in it.
-_HEADER_KEYS = frozenset({"authorization", "cookie"})
-
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_KEY_SEPARATORS = str.maketrans({"-": "_", " ": "_", ".": "_"})
-_MAX_VALUE = 1024
-_MAX_TOKEN = 4096
-_BOUNDARY = r"(?<![A-Za-z0-9_-])"
-_END = r"(?![A-Za-z0-9_-])"
-_MARKER_GUARD = r"(?!\[REDACTED:)"
-_EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_ALNUM = _TOKEN_CHARS[:-2]
 
 
-def marker(rule_id: str) -> str:
-    """The replacement text for `rule_id`: `[REDACTED:<rule_id>]`."""
-    return f"[REDACTED:{rule_id}]"
+def _token(rule_id: str, description: str, pattern: str, trigger: str, **kw: Any) -> Spec:
+    """A token format: the whole match is the secret, and it starts a run of token chars."""
+    kw.setdefault("not_after", _TOKEN_CHARS)
+    return Spec(rule_id, description, pattern, trigger, secret=(0,), **kw)
 
 
-def normalise_key(key: str) -> str:
-    """Spell a key the way `DEFAULT_SENSITIVE_KEYS` does: snake_case, lower case.
+def _exactly(*lengths: int) -> Check:
+    """Accept a hit whose secret has one of `lengths` characters."""
 
-    `apiKey`, `API-Key`, `x-api-key` and `X_API_KEY` become `api_key`, `api_key`, `x_api_key`
-    and `x_api_key`.
-    """
-    return _CAMEL_BOUNDARY.sub("_", key).lower().translate(_KEY_SEPARATORS)
+    def check(hit: Hit) -> tuple[int, int] | None:
+        return (hit.start, hit.end) if hit.end - hit.start in lengths else None
 
-
-def is_sensitive_key(key: str, names: frozenset[str]) -> bool:
-    """Whether a value under `key` must be masked whole.
-
-    The normalised key must equal a sensitive name, or end with `_` and a sensitive name
-    (`db_password`, `github_token`). Whole words only, never a substring: `secret_name`,
-    `token_count`, `max_tokens` and `input_tokens` are not sensitive.
-    """
-    parts = normalise_key(key).split("_")
-    return any("_".join(parts[i:]) in names for i in range(len(parts)))
+    return check
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One text rule: a compiled pattern and the cheap checks that decide where to run it.
+def _random_after(separator: str, min_len: int) -> Check:
+    """Accept a hit whose part after the last `separator` looks generated (not a word)."""
 
-    The pattern's group `secret` (or the whole match when it has none) is what the marker
-    replaces; whatever the match holds before it (a key, a scheme word, a quote) is kept.
+    def check(hit: Hit) -> tuple[int, int] | None:
+        tail = hit.text[hit.start : hit.end].rsplit(separator, 1)[-1]
+        return (hit.start, hit.end) if looks_random(tail, min_len=min_len) else None
 
-    The prefilter is what makes clean text cheap. `gates` are single characters one of which
-    the text must hold wherever the rule matches (in the match or in its lookahead); CPython
-    finds a single character with `memchr`, so a rule whose gates are absent costs nanoseconds.
-    `anchors` are substrings where every match starts (or, with `run_before`, that every match
-    contains); the regex runs only at their occurrences instead of at every position of the
-    text. A rule with no anchors scans the whole text.
-    """
-
-    rule_id: str
-    pattern: re.Pattern[str]
-    anchors: tuple[str, ...] = ()
-    lowercase: bool = False
-    """Look the anchors up in the lower-cased text (for case-insensitive patterns)."""
-    gates: str = ""
-    run_before: tuple[frozenset[str], int] | None = None
-    """For a rule whose match contains its anchor rather than starting at it: the match starts
-    where the run of these characters (at most this many) that ends at the anchor starts."""
-    group: int | str = field(init=False)
-    label: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        group: int | str = "secret" if "secret" in self.pattern.groupindex else 0
-        object.__setattr__(self, "group", group)
-        object.__setattr__(self, "label", marker(self.rule_id))
+    return check
 
 
-def _token(rule_id: str, pattern: str, *anchors: str, gates: str) -> Rule:
-    return Rule(rule_id, re.compile(pattern), anchors=anchors, gates=gates)
+def _mixed_case_after(prefix_len: int) -> Check:
+    """Accept a letters-heavy token (Hugging Face) whose body mixes cases and is not a word."""
+
+    def check(hit: Hit) -> tuple[int, int] | None:
+        body = hit.text[hit.start + prefix_len : hit.end]
+        mixed = body != body.lower() and body != body.upper()
+        return (hit.start, hit.end) if mixed and len(set(body)) >= 12 else None
+
+    return check
 
 
-@functools.cache
-def token_rules() -> tuple[Rule, ...]:
-    """The token-format rules, in the order they run (most specific first)."""
-    t = _MAX_TOKEN
-    return (
-        # A truncated key (no END line) is masked to the end of the text: the body is secret.
+def _aws_secret(hit: Hit) -> tuple[int, int] | None:
+    """A 40-character base64 string is an AWS secret key only next to AWS context."""
+    value = hit.text[hit.start : hit.end]
+    if len(value) != 40 or not looks_random(value, min_len=40) or len(set(value)) < 20:
+        return None
+    window = hit.text[max(0, hit.start - 160) : hit.start].lower()
+    context = ("aws", "akia", "asia", "secret_access", "secretaccess", "secret access")
+    return (hit.start, hit.end) if any(word in window for word in context) else None
+
+
+def _aws_key_id(hit: Hit) -> tuple[int, int] | None:
+    following = hit.text[hit.end : hit.end + 1]
+    if hit.end - hit.start != 20 or (following and following.isalnum()):
+        return None
+    return hit.start, hit.end
+
+
+def _bearer(hit: Hit) -> tuple[int, int] | None:
+    """Refuse prose after `Bearer`: a lone lower-case or capitalised word."""
+    value = hit.text[hit.start : hit.end].rstrip(".,")
+    if value.isalpha() and (value.islower() or value.istitle() or value.isupper()):
+        return None
+    if value.startswith(("[REDACTED", "$")) or is_placeholder(value):
+        return None
+    return hit.start, hit.start + len(value)
+
+
+def _basic(hit: Hit) -> tuple[int, int] | None:
+    """`Basic` credentials are base64 of `user:password`, or at least a random-looking token."""
+    value = hit.text[hit.start : hit.end]
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if b":" in decoded and decoded.isascii():
+        return hit.start, hit.end
+    return (hit.start, hit.end) if looks_random(value, min_len=12) else None
+
+
+def _url_credentials(hit: Hit) -> tuple[int, int] | None:
+    """`user:password` before `@` in a URL; a bare port (`host:8080@`) is not a password."""
+    password = hit.text[hit.start : hit.end].partition(":")[2]
+    if not password or is_placeholder(password) or (password.isdigit() and len(password) <= 5):
+        return None
+    return hit.start, hit.end
+
+
+_NOT_SECRET_CONTEXT = (
+    "sha", "md5", "digest", "hash", "checksum", "integrity", "commit", "fingerprint",
+    "public", "pub ", "uuid", "trace", "span", "request", "count", "etag", "version",
+    "cert", "id:", "id=", "_id", " id ", "usage", "limit", "page", "next", "http",
+)  # fmt: skip
+_NOT_SECRET_PREFIXES = ("AAAA", "zc-receipt-", "sha256", "sha512", "sha1-", "sha384", "h1:")
+
+
+def _generic(hit: Hit) -> tuple[int, int] | None:
+    """A random-looking token right after a credential word (a few separators, at most a
+    short word such as `is` or `base64` between them)."""
+    value = hit.text[hit.start : hit.end].rstrip(".")
+    core = value.rstrip("=")
+    if "=" in core or "//" in value or value[0] == "/" or value.startswith(_NOT_SECRET_PREFIXES):
+        return None  # `a=b` inside the run is an assignment; `//`, `/…` are URLs and paths
+    gap = hit.text[hit.match_start + len(hit.key or "") : hit.start].lower()
+    if "\0" in gap or any(word in gap for word in _NOT_SECRET_CONTEXT):
+        return None  # a blanked marker between: the word's own value is already gone
+    if is_uuid(core) or not looks_random(value):
+        return None
+    return hit.start, hit.start + len(value)
+
+
+def _following_is_not_token(hit: Hit) -> tuple[int, int] | None:
+    following = hit.text[hit.end : hit.end + 1]
+    return None if following and following in _TOKEN_CHARS else (hit.start, hit.end)
+
+
+def token_specs() -> list[Spec]:
+    """The provider token formats, most specific first."""
+    pem_body = r"(?:[A-Za-z0-9+/=\s]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*)"
+    # An unclosed block (a truncated key) is redacted through its base64 lines only: spaces
+    # end it, so the prose after a cut-off key survives.
+    open_body = r"(?:[A-Za-z0-9+/=\r\n]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*)"
+    end = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    return [
         _token(
             "private_key_block",
-            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-            r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            "-----BEGIN",
-            gates="G",
+            "PEM, OpenSSH and PGP private key blocks, whole (BEGIN to END), multi-line "
+            "or JSON-escaped; an unclosed block through its base64 body",
+            rf"-----BEGIN[A-Z0-9 ]{{0,40}}PRIVATE KEY(?: BLOCK)?-----"
+            rf"(?:{pem_body}*?{end}|{open_body}*)",
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY",
+            not_after="",
         ),
         _token(
             "jwt",
-            rf"{_BOUNDARY}eyJ[A-Za-z0-9_-]{{8,{t}}}\.[A-Za-z0-9_-]{{8,{t}}}\.[A-Za-z0-9_-]{{0,{t}}}",
-            "eyJ",
-            gates="J",
+            "JSON Web Tokens (header.payload.signature, base64url)",
+            r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}",
+            r"eyJ[A-Za-z0-9_-]{8}",
         ),
         _token(
             "anthropic_key",
-            rf"{_BOUNDARY}sk-ant-[A-Za-z0-9_-]{{20,300}}",
-            "sk-ant-",
-            gates="-",
+            "Anthropic API keys (sk-ant-…)",
+            r"sk-ant-[A-Za-z0-9_-]{20,}",
+            r"sk-ant-",
+            check=_random_after("sk-ant-", 20),
         ),
-        # Real keys are random: demanding a digit keeps `sk-learn-style-names` untouched.
         _token(
             "openai_key",
-            rf"{_BOUNDARY}sk-(?=[A-Za-z_-]{{0,300}}+[0-9])[A-Za-z0-9_-]{{20,300}}",
-            "sk-",
-            gates="-",
+            "OpenAI API keys (sk-…, sk-proj-…, sk-svcacct-…, sk-admin-…)",
+            r"sk-[A-Za-z0-9_-]{20,}",
+            r"sk-[A-Za-z0-9_-]{20}",
+            check=_random_after("sk-", 20),
         ),
         _token(
             "stripe_key",
-            rf"{_BOUNDARY}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{10,247}}{_END}",
-            "sk_",
-            "rk_",
-            gates="_",
+            "Stripe secret and restricted keys (sk_/rk_ live or test) and webhook secrets",
+            r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{24,}",
+            r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10}|whsec_",
+            check=_random_after("_", 10),
         ),
         _token(
             "github_token",
-            rf"{_BOUNDARY}(?:gh[pousr]_[A-Za-z0-9]{{36,255}}|github_pat_[A-Za-z0-9_]{{22,255}})"
-            rf"{_END}",
-            "gh",
-            "github_pat_",
-            gates="_",
+            "GitHub tokens: classic and OAuth/app/refresh (ghp_ gho_ ghu_ ghs_ ghr_), "
+            "fine-grained (github_pat_)",
+            r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}",
+            r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22}",
+        ),
+        _token(
+            "gitlab_token",
+            "GitLab tokens (glpat-, deploy, runner, trigger, OAuth and other gl…- prefixes)",
+            r"(?:glpat|glptt|gldt|glrt|glrtr|glcbt|glffct|glsoat|gloas|glimt|glagent|glft|glwt)"
+            r"-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*|GR1348941[A-Za-z0-9_-]{20,}",
+            r"gl(?:pat|ptt|dt|rtr|rt|cbt|ffct|soat|oas|imt|agent|ft|wt)-|GR1348941",
         ),
         _token(
             "slack_token",
-            rf"{_BOUNDARY}xox[abposre]-[0-9]{{1,20}}-[A-Za-z0-9-]{{8,250}}",
-            "xox",
-            gates="-",
+            "Slack bot, user, app, refresh and configuration tokens (xox?-, xapp-)",
+            r"xox[abposr]-[0-9]+-[A-Za-z0-9-]{6,}|xoxe(?:\.xox[bp])?-[0-9]-[A-Za-z0-9-]{20,}"
+            r"|xapp-[0-9]-[A-Za-z0-9-]{20,}",
+            r"xox[abposre][.-]|xapp-[0-9]-",
+        ),
+        Spec(
+            "slack_webhook",
+            "Slack incoming-webhook and workflow URLs (the secret path is replaced)",
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+-]{16,})",
+            r"hooks\.slack\.com/",
         ),
         _token(
             "aws_access_key_id",
-            rf"{_BOUNDARY}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}",
-            "AKIA",
-            "ASIA",
-            "ABIA",
-            "ACCA",
-            gates="A",
+            "AWS access key ids (AKIA, ASIA, ABIA, ACCA, A3T…)",
+            r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16,}",
+            r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
+            check=_aws_key_id,
+            not_after=_ALNUM,
+        ),
+        _token(
+            "aws_secret_access_key",
+            "AWS secret access keys: 40 random base64 characters near AWS context",
+            r"[A-Za-z0-9/+]{40,}",
+            r"(?i:aws|akia|asia|secret.?access)",
+            check=_aws_secret,
+            not_after=_ALNUM + "/+=",
         ),
         _token(
             "google_api_key",
-            rf"{_BOUNDARY}AIza[A-Za-z0-9_-]{{35}}{_END}",
-            "AIza",
-            gates="z",
+            "Google API keys (AIza…)",
+            r"AIza[A-Za-z0-9_-]{35,}",
+            r"AIza[A-Za-z0-9_-]{35}",
+            check=_exactly(39),
         ),
-    )
-
-
-def _distinct_names(names: frozenset[str]) -> list[str]:
-    """`names` without those that end with another name on a `_` boundary.
-
-    Text keys match with any prefix (`db_password=`), so `client_secret` is already found
-    through `secret`, and a shorter alternation is a faster scan.
-    """
-    return sorted(
-        name
-        for name in names
-        if not any(name != other and name.endswith("_" + other) for other in names)
-    )
-
-
-def _keyword_alternation(names: list[str]) -> str:
-    """A case-insensitive alternation of key names; `_` in a name also matches `-` or nothing."""
-    spelled = ["[_-]?".join(re.escape(part) for part in name.split("_")) for name in names]
-    return "|".join(sorted(spelled, key=len, reverse=True))
-
-
-def _keyword_anchors(names: list[str]) -> tuple[str, ...]:
-    """Lower-case words where every spelling of every name starts, as few as possible.
-
-    A name starts with its first word; first words that share their first four letters
-    (`passwd`, `password`, `passphrase`) are looked up once, by that prefix.
-    """
-    by_prefix: dict[str, set[str]] = {}
-    for name in names:
-        word = name.split("_")[0]
-        by_prefix.setdefault(word[:4], set()).add(word)
-    words = {prefix if len(group) > 1 else group.pop() for prefix, group in by_prefix.items()}
-    return tuple(sorted(w for w in words if not any(o != w and w.startswith(o) for o in words)))
-
-
-def _value(unquoted: str, *, scheme: bool) -> tuple[str, str]:
-    """The opening of a value (kept) and the value itself (`secret`), quoted or not.
-
-    Returns a pair `(opening, secret)`: the opening is an optional quote (`"`, `'` or `\\"` of
-    escaped JSON) and, for header values, an auth scheme word that is kept; the secret is the
-    value up to its closing quote, or the `unquoted` pattern when there is no quote.
-    """
-    opening = r"""(?:(?P<q1>\\")|(?P<q2>")|(?P<q3>'))?"""
-    if scheme:
-        # Possessive: once a scheme word is read it is kept, so `Bearer [REDACTED:bearer]` is
-        # refused by the guard instead of being re-read as a value that starts with "Bearer".
-        opening += r"(?:(?:bearer|basic|token|digest|bot|negotiate)[ \t]++)?+"
-    n = _MAX_VALUE
-    secret = (
-        rf"(?P<secret>(?(q1)[^\"\\\r\n]{{1,{n}}}"
-        rf"|(?(q2)(?:[^\"\\\r\n]|\\.){{1,{n}}}"
-        rf"|(?(q3)[^'\r\n]{{1,{n}}}|{unquoted}))))"
-    )
-    return opening, secret
-
-
-@functools.lru_cache(maxsize=16)
-def context_rules(sensitive: frozenset[str], *, pii: bool) -> tuple[Rule, ...]:
-    """The context rules, in the order they run.
-
-    Args:
-        sensitive: normalised sensitive key names; `key_value` looks for these.
-        pii: include the `email` rule.
-
-    Returns:
-        `url_credentials`, `bearer`, the three `key_value` rules (header values, command-line
-        flags, assignments), then `email` if `pii`.
-    """
-    n = _MAX_VALUE
-    header_names = _distinct_names(
-        frozenset(name for name in sensitive if is_sensitive_key(name, _HEADER_KEYS))
-    )
-    other_names = _distinct_names(
-        frozenset(name for name in sensitive if not is_sensitive_key(name, _HEADER_KEYS))
-    )
-    # A plain value stops at whitespace, quotes, separators of query strings and cookies, and
-    # brackets; it never starts with `=`/`>` (`password == x`) and JSON literals are not secrets.
-    plain = (
-        r"(?![=>])(?!(?:null|true|false|none)(?![\w-]))"
-        rf"[^\s\"'`,;&(){{}}\[\]<>\\]{{1,{n}}}"
-    )
-    to_eol = rf"[^\r\n\"'\\]{{1,{n}}}"
-    closing_quote = r"""(?:\\?["'])?"""
-    separator = r"[ \t]*+(?:=>|[:=])[ \t]*+"
-
-    rules = [
-        Rule(
-            "url_credentials",
-            re.compile(
-                r"(?<=[A-Za-z0-9])://"
-                r"(?P<secret>[^\s/?#@:\"'<>\[\]]{0,256}:[^\s/?#\"'<>]{1,256})(?=@)"
-            ),
-            anchors=("://",),
-            gates="@",
+        _token(
+            "google_oauth",
+            "Google OAuth client secrets (GOCSPX-), access tokens (ya29.) and refresh tokens",
+            r"GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{40,}",
+            r"GOCSPX-|ya29\.|1//0[A-Za-z0-9_-]{40}",
         ),
-        # The scheme word is kept. A lone word after it ("Bearer token", "Basic usage.") is
-        # prose, not a token.
-        Rule(
-            "bearer",
-            re.compile(
-                rf"{_BOUNDARY}(?:[Bb]earer|BEARER|[Bb]asic|BASIC)[ \t]++"
-                r"(?![A-Za-z]?[a-z]{0,64}+[.,]?(?![A-Za-z0-9._~+/=-]))"
-                rf"(?P<secret>[A-Za-z0-9._~+/=-]{{8,{_MAX_TOKEN}}}+)"
-            ),
-            anchors=("bearer", "basic"),
-            lowercase=True,
-            gates=" \t",
+        Spec(
+            "azure_connection_string",
+            "Azure storage / Service Bus / Event Hubs / Cosmos keys in connection strings "
+            "(AccountKey=, SharedAccessKey=, SharedAccessSignature=)",
+            r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)[ \t]*=[ \t]*"
+            r"([^;\"'\s<>]{8,})",
+            r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature)[ \t]*=",
+        ),
+        _token(
+            "azure_client_secret",
+            "Azure AD / Entra application client secrets (…Q~…)",
+            r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
+            r"[0-9]Q~[A-Za-z0-9_~.-]{31}",
+            check=_following_is_not_token,
+            not_after=_TOKEN_CHARS + "~.",
+        ),
+        _token(
+            "twilio_key",
+            "Twilio account and API key SIDs (AC/SK + 32 hex), and the auth token or API secret "
+            "written next to a SID or the word Twilio",
+            r"(?:AC|SK)[0-9a-fA-F]{32}",
+            r"(?:AC|SK)[0-9a-fA-F]{32}",
+            check=_following_is_not_token,
+        ),
+        Spec(
+            "twilio_key",
+            "Twilio auth tokens and API secrets: 32 characters after a SID or the word Twilio",
+            r"(?:(?:AC|SK)[0-9a-fA-F]{32}|(?i:twilio)[A-Za-z0-9_ .-]{0,30}?(?i:auth|token|secret)"
+            r"[A-Za-z0-9_\"' \t-]{0,12}?[:=])[\"' \t,:=]{1,6}([0-9A-Za-z]{32})",
+            r"(?:AC|SK)[0-9a-fA-F]{32}|(?i:twilio)",
+            check=_following_is_not_token,
+        ),
+        _token(
+            "sendgrid_key",
+            "SendGrid API keys (SG.xxx.yyy)",
+            r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,}",
+            r"SG\.[A-Za-z0-9_-]{16}",
+        ),
+        _token(
+            "npm_token",
+            "npm access tokens (npm_…)",
+            r"npm_[A-Za-z0-9]{36,}",
+            r"npm_[A-Za-z0-9]{36}",
+            check=_exactly(40),
+        ),
+        _token(
+            "pypi_token",
+            "PyPI and TestPyPI upload tokens (pypi-AgE…)",
+            r"pypi-AgE[A-Za-z0-9_-]{40,}",
+            r"pypi-AgE",
+        ),
+        _token(
+            "huggingface_token",
+            "Hugging Face user and organisation tokens (hf_…, api_org_…)",
+            r"(?:hf_|api_org_)[A-Za-z0-9]{30,}",
+            r"hf_[A-Za-z0-9]{30}|api_org_[A-Za-z0-9]{30}",
+            check=_mixed_case_after(3),
+        ),
+        Spec(
+            "datadog_key",
+            "Datadog API (32 hex) and application (40 hex) keys next to dd/datadog names",
+            r"(?i)(?:dd|datadog)[_-]?(?:api|app|application)[_-]?key"
+            r"[\"']?[ \t]*[:=][ \t]*[\"']?([a-f0-9]{32,40})",
+            r"(?i:dd|datadog)[_-]?(?i:api|app|application)[_-]?(?i:key)",
+            check=_exactly(32, 40),
         ),
     ]
-    if header_names:
-        opening, secret = _value(to_eol, scheme=True)
-        rules.append(
-            Rule(
-                "key_value",
-                re.compile(
-                    rf"(?i)(?:{_keyword_alternation(header_names)}){closing_quote}"
-                    rf"{separator}{opening}{_MARKER_GUARD}{secret}"
-                ),
-                anchors=_keyword_anchors(header_names),
-                lowercase=True,
-                gates=":=",
-            )
-        )
-    if other_names:
-        keywords = _keyword_alternation(other_names)
-        opening, secret = _value(r"(?!-)" + plain, scheme=False)
-        rules.append(
-            Rule(
-                "key_value",
-                re.compile(
-                    rf"(?i)(?<!-)--(?=[a-z0-9])[a-z0-9_-]{{0,40}}?(?:{keywords})[ \t]++{opening}"
-                    rf"{_MARKER_GUARD}{secret}"
-                ),
-                anchors=("--",),
-                gates="-",
-            )
-        )
-        opening, secret = _value(plain, scheme=False)
-        rules.append(
-            Rule(
-                "key_value",
-                re.compile(
-                    rf"(?i)(?:{keywords}){closing_quote}{separator}{opening}"
-                    rf"{_MARKER_GUARD}{secret}"
-                ),
-                anchors=_keyword_anchors(other_names),
-                lowercase=True,
-                gates=":=",
-            )
-        )
-    if pii:
-        # The match starts where the run of local-part characters before an `@` starts; the
-        # lookbehind makes a full scan (non-ASCII text) start only there too, so it stays linear.
-        rules.append(
-            Rule(
-                "email",
-                re.compile(
-                    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}+@"
-                    r"(?:[A-Za-z0-9-]{1,63}\.){1,8}+[A-Za-z]{2,24}(?![A-Za-z0-9-])"
-                ),
-                anchors=("@",),
-                gates="@",
-                run_before=(_EMAIL_LOCAL, 64),
-            )
-        )
-    return tuple(rules)
 
 
-DEFAULT_RULE_IDS: tuple[str, ...] = (
-    "private_key_block",
-    "jwt",
-    "anthropic_key",
-    "openai_key",
-    "stripe_key",
-    "github_token",
-    "slack_token",
-    "aws_access_key_id",
-    "google_api_key",
-    "url_credentials",
-    "bearer",
-    "key_value",
-    "email",
-)
-"""Every default text rule id, in the order the rules run (`email` only with `pii`)."""
+def context_specs() -> list[Spec]:
+    """Secrets recognised by their surroundings: auth schemes and URL user info."""
+    return [
+        Spec(
+            "bearer",
+            "Bearer tokens in Authorization values (the scheme word is kept)",
+            r"(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})",
+            r"(?i:bearer)[ \t]+[A-Za-z0-9._~+/=-]{8}",
+            check=_bearer,
+        ),
+        Spec(
+            "basic_auth",
+            "HTTP Basic credentials (base64 of user:password; the scheme word is kept)",
+            r"(?i)(?:^|[^A-Za-z0-9_-])basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})",
+            r"(?i:basic)[ \t]+[A-Za-z0-9+/]{6}",
+            check=_basic,
+        ),
+        Spec(
+            "url_credentials",
+            "user:password in URLs and connection strings (postgres://, mongodb+srv://, "
+            "redis://:pass@, amqp://, https://user:pass@)",
+            r"(?:^|[^A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
+            r"([^\s/?#@:\"'<>\[\]\\]*:[^\s/?#\"'<>\\]+)@",
+            r"://[^\s/?#@:\"'<>]*:[^\s/?#\"'<>]*@",
+            check=_url_credentials,
+        ),
+    ]
+
+
+def generic_spec() -> Spec:
+    """The last secret rule: a random-looking token just after a credential word."""
+    words = r"secret|token|passw(?:or)?d|passphrase|pwd|key|credentials?|bearer|signature"
+    gap = r"s?[^A-Za-z0-9\r\n]{1,8}(?:[A-Za-z][A-Za-z0-9]{0,7}[^A-Za-z0-9+/_=.~\-\r\n]{1,4})?"
+    return Spec(
+        "generic_secret",
+        "a long high-entropy token-like string right after a credential word "
+        "(secret, token, password, key, …): a few separators, at most one short word between",
+        # Separators, an optional short word (`is`, `base64`), separators, then the token:
+        # a shape the DFA can run without a counted window over arbitrary text.
+        rf"(?i)((?:{words})){gap}([A-Za-z0-9+/_=.~\-]{{20,}})",
+        rf"(?i:{words}){gap}[A-Za-z0-9+/_=.~\-]{{20}}",
+        secret=(2,),
+        key=(1,),
+        check=_generic,
+    )

@@ -1,0 +1,197 @@
+"""The shadow copy: text as the rules see it, with offsets back into the text as written.
+
+Rules match on a folded *shadow* of the text, never on the text itself, so that a secret
+cannot hide behind characters a person does not see or does not tell apart:
+
+- invisible characters (zero-width space/joiners U+200B–U+200D, word joiner U+2060, BOM
+  U+FEFF, soft hyphen U+00AD, bidi controls, variation selectors, tag characters) are deleted;
+- full-width forms (U+FF01–U+FF5E), mathematical and letter-like alphanumerics and odd spaces
+  become their ASCII twin (`ｐａｓｓｗｏｒｄ` → `password`);
+- common homoglyphs (Cyrillic `а е о р с х`, Greek `ο α ρ`…) become the Latin letter they
+  imitate (`pаssword` with a Cyrillic `а` → `password`).
+
+Replacements are one character for one, so only deletions move offsets. `Folded` keeps the
+shadow positions where characters were deleted and maps a span of the shadow back to the span
+of the original text that holds it, deleted characters inside the span included: the marker
+then replaces the zero-width characters along with the secret they were hiding.
+
+Risky part: the fold is for matching only. What is replaced is always a span of the original
+text, so nothing of the original (invisible characters included) leaks through a fold that is
+too eager, and a fold that is too shy only loses a match.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from bisect import bisect_left, bisect_right
+
+import re2
+
+__all__ = ["Folded", "fold", "fold_key", "utf8_safe"]
+
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e"
+    "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+    + "".join(chr(c) for c in range(0xE0000, 0xE0080))
+)
+"""Characters that render as nothing: deleted from the shadow."""
+
+_HOMOGLYPHS = {
+    # Cyrillic lower case, then upper case
+    "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
+    "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "ѕ": "s", "т": "t",
+    "у": "y", "х": "x", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ɡ": "g",
+    "А": "A", "В": "B", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
+    "О": "O", "Р": "P", "С": "C", "Ѕ": "S", "Т": "T", "У": "Y", "Х": "X",
+    # Greek lower case, then upper case
+    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "ω": "w",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+    "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # Latin look-alikes
+    "ı": "i", "ȷ": "j", "ℓ": "l", "ǀ": "l",
+}  # fmt: skip
+
+# NFKC folds these ranges to ASCII one character for one: full-width forms, mathematical
+# alphanumerics, letter-like symbols, circled letters, and typographic spaces.
+_NFKC_RANGES = (
+    (0x00A0, 0x00A0),
+    (0x2000, 0x200A),
+    (0x202F, 0x202F),
+    (0x205F, 0x205F),
+    (0x2100, 0x214F),
+    (0x24B6, 0x24E9),
+    (0x3000, 0x3000),
+    (0xFF01, 0xFF5E),
+    (0x1D400, 0x1D7FF),
+)
+
+
+def _fold_table() -> dict[int, int | None]:
+    table: dict[int, int | None] = dict.fromkeys(map(ord, _INVISIBLE))
+    for low, high in _NFKC_RANGES:
+        for code in range(low, high + 1):
+            folded = unicodedata.normalize("NFKC", chr(code))
+            if len(folded) == 1 and folded.isascii() and folded.isprintable():
+                table[code] = ord(folded)
+    table.update((ord(k), ord(v)) for k, v in _HOMOGLYPHS.items())
+    # Lone surrogates (from JSON `\ud800`) cannot be encoded for RE2; one for one to U+FFFD.
+    table.update(dict.fromkeys(range(0xD800, 0xE000), 0xFFFD))
+    return table
+
+
+_TABLE = _fold_table()
+_INVISIBLE_RUN = re2.compile("[" + "".join(_INVISIBLE) + "]")
+_DELETED = frozenset(_INVISIBLE)
+
+
+class Folded:
+    """A text and its shadow; maps shadow spans back to spans of the text.
+
+    `gaps` holds, for each deleted character, the shadow index of the first kept character
+    after it (ascending). With no deletions the shadow's offsets are the text's.
+    """
+
+    __slots__ = ("gaps", "shadow", "text")
+
+    def __init__(self, text: str, shadow: str, gaps: list[int]) -> None:
+        self.text = text
+        self.shadow = shadow
+        self.gaps = gaps
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that the shadow span `[start, end)` was folded from.
+
+        Deleted characters strictly inside the span belong to it; those at its edges do not.
+        """
+        gaps = self.gaps
+        if not gaps:
+            return start, end
+        return start + bisect_right(gaps, start), end + bisect_left(gaps, end)
+
+
+def fold(text: str) -> Folded:
+    """Build the shadow of `text` (ASCII text is its own shadow, at the cost of one check).
+
+    Args:
+        text: any text.
+
+    Returns:
+        The `Folded` pair; `shadow is text` when nothing needed folding.
+    """
+    if text.isascii():
+        return Folded(text, text, [])
+    shadow = text.translate(_TABLE)
+    if len(shadow) == len(text):
+        return Folded(text, shadow, [])
+    if len(text) - len(shadow) <= 32:
+        # A few deleted characters: find them with one linear RE2 scan.
+        try:
+            gaps = [m.start() - k for k, m in enumerate(_INVISIBLE_RUN.finditer(text))]
+        except UnicodeEncodeError:  # a lone surrogate: RE2 needs UTF-8
+            gaps = _gaps(text)
+    else:
+        gaps = _gaps(text)
+    return Folded(text, shadow, gaps)
+
+
+def _gaps(text: str) -> list[int]:
+    """`Folded.gaps` by a plain loop: for many deleted characters, or text RE2 cannot take."""
+    return [i - k for k, i in enumerate(i for i, ch in enumerate(text) if ch in _DELETED)]
+
+
+def utf8_safe(text: str) -> str:
+    """`text` with lone surrogates replaced one for one by `?`, so that RE2 can read it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
+
+
+_KEY_TAIL = 96
+"""Only the end of a key decides whether it is sensitive; longer keys are cut to this."""
+
+
+@functools.lru_cache(maxsize=8192)
+def fold_key(key: str) -> str:
+    """Spell a key the way sensitive names are listed: folded, snake_case, lower case.
+
+    `apiKey`, `API-Key`, `DBPassword`, `x-api-key`, `ｐａｓｓｗｏｒｄ` and `pass\u200bword`
+    become `api_key`, `api_key`, `db_password`, `x_api_key`, `password`, `password`.
+
+    Args:
+        key: a key as the caller wrote it.
+
+    Returns:
+        The normalised key, without leading or trailing underscores. Results are cached
+        (bounded): the same few key names come back on every tool call.
+    """
+    key = key[-_KEY_TAIL:]
+    if not key.isascii():
+        key = key.translate(_TABLE)
+    out: list[str] = []
+    previous = ""
+    for i, ch in enumerate(key):
+        if ch.isupper():
+            following = key[i + 1 : i + 2]
+            # A boundary before an upper-case letter that follows a lower-case letter or digit
+            # (`apiKey`), or that starts a word after an acronym (`DBPassword`).
+            if (
+                previous.islower()
+                or previous.isdigit()
+                or (previous.isupper() and following.islower())
+            ):
+                out.append("_")
+            out.append(ch.lower())
+        elif ch.isalnum():
+            out.append(ch.lower())
+        else:
+            out.append("_")
+        previous = ch
+    return "_".join(part for part in "".join(out).split("_") if part)
