@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from zeroclaw_obs.config import ApprovalAutonomy, RuntimeConfig, load_config_file
+from zeroclaw_obs.config import (
+    ApprovalAutonomy,
+    RedactionSettings,
+    RuntimeConfig,
+    build_redactor,
+    load_config_file,
+)
 from zeroclaw_obs.errors import ConfigError
 
 
@@ -43,3 +49,38 @@ class TestLoadConfigFile:
         config = RuntimeConfig()
         with pytest.raises(ValueError):
             config.parallel_tools = True  # type: ignore[misc]
+
+
+class TestRedactionSettings:
+    def test_settings_reach_the_redactor(self):
+        """Extra rules, allowlists, extra keys and the PII switch configure the one redactor."""
+        settings = RedactionSettings(
+            pii=False,
+            extra_rules={"ticket_secret": r"TKT-[0-9]{6}"},
+            allow=["ghp_" + "A" * 36],
+            allow_patterns=[r"sk-test-[a-z]+"],
+            extra_sensitive_keys=["x_tenant_key"],
+        )
+        redactor = build_redactor(settings, "zc.toml")
+        text = "TKT-123456 mail jane@example.com ghp_" + "A" * 36
+        assert f"[REDACTED:ticket_secret] mail jane@example.com ghp_{'A' * 36}" == (
+            redactor.redact_text(text)
+        )
+        assert {"x_tenant_key": "[REDACTED:sensitive_key]"} == redactor.redact_value(
+            {"x_tenant_key": "abc123"}
+        )
+
+    @pytest.mark.parametrize(
+        ("field", "value", "fragment"),
+        [
+            ("extra_rules", {"Bad-Id": "x+"}, "Bad-Id"),
+            ("extra_rules", {"lookbehind": "(?<=a)b"}, "lookbehind"),
+            ("allow_patterns", ["(unclosed"], "(unclosed"),
+        ],
+    )
+    def test_invalid_settings_name_the_file(self, field, value, fragment):
+        """An invalid redaction setting is a ConfigError naming the source and the entry."""
+        with pytest.raises(ConfigError) as info:
+            build_redactor(RedactionSettings(**{field: value}), "zc.toml")
+        assert str(info.value).startswith("zc.toml: config.redaction: ")
+        assert fragment in str(info.value)

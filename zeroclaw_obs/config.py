@@ -133,6 +133,8 @@ class RedactionSettings(_Model):
     """Extra rules: id (snake_case) → RE2 pattern."""
     allow: list[str] = Field(default_factory=list)
     """Exact values that are never redacted."""
+    allow_patterns: list[str] = Field(default_factory=list)
+    """RE2 patterns; a secret that matches one in full is never redacted."""
     extra_sensitive_keys: list[str] = Field(default_factory=list)
     """More key names whose values are masked whole."""
 
@@ -177,6 +179,7 @@ def build_redactor(settings: RedactionSettings, source: str) -> Redactor:
         return Redactor.from_config(
             extra_rules=dict(settings.extra_rules),
             allow=list(settings.allow),
+            allow_patterns=list(settings.allow_patterns),
             extra_sensitive_keys=list(settings.extra_sensitive_keys),
             pii=settings.pii,
         )
