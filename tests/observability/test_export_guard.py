@@ -19,6 +19,7 @@ from zeroclaw_obs.observability.export_guard import (
     AttributeScrubber,
     BoundedBatcher,
     BoundedBatchSpanProcessor,
+    CleanTextCache,
     EventScrubber,
     LinkScrubber,
     NameScrubber,
@@ -78,6 +79,20 @@ class TestSteps:
         """A secret in a span name (a model-chosen tool name) is redacted."""
         data = span_dict(name=f"execute_tool {SECRET}")
         assert f"execute_tool {MASK}" == NameScrubber(Redactor())(data)["name"]
+
+    def test_steps_leave_clean_fields_as_they_were(self):
+        """A step that changed nothing leaves the very same objects in the span dict."""
+        data = span_dict(
+            name="clean",
+            attributes={"a": "x", "b": ("y", 1), "n": 3},
+            events=(Event("e", {"k": "v"}, 7),),
+            links=(Link(CONTEXT, {"l": "v"}),),
+            status=Status(StatusCode.ERROR, "plain failure"),
+        )
+        before = dict(data)
+        for step in guard_steps(Redactor()):
+            data = step(data)
+        assert [] == [key for key, value in before.items() if data[key] is not value]
 
     def test_default_chain(self):
         """The default chain is name, attributes, events, links, status."""
@@ -150,6 +165,36 @@ class TestRedactingSpanExporter:
         assert 2 == memory.get_finished_spans()[0].dropped_attributes
         provider.shutdown()
 
+    def test_a_clean_span_ships_as_it_was(self):
+        """A span no step changed is handed on itself, not rebuilt."""
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, Redactor())
+        span = ReadableSpan("s", CONTEXT, attributes={"a": "clean", "n": 1})
+        assert SpanExportResult.SUCCESS == guard.export([span])
+        assert span is memory.get_finished_spans()[0]
+
+    def test_a_secret_from_user_code_is_scrubbed_every_time(self, guarded_provider):
+        """The same secret on many spans, after clean spans filled the memory, is scrubbed on
+        every one: only strings the redactor left unchanged are remembered."""
+        provider, memory = guarded_provider
+        tracer = provider.get_tracer("user-code")
+        for i in range(3):
+            tracer.start_span("clean", attributes={"i": i, "note": "nothing here"}).end()
+            tracer.start_span(f"user {SECRET}", attributes={"token": SECRET}).end()
+        scrubbed = [s for s in memory.get_finished_spans() if s.name != "clean"]
+        assert [(f"user {MASK}", MASK)] * 3 == [(s.name, s.attributes["token"]) for s in scrubbed]
+
+    def test_a_shared_memory_spares_a_second_scan(self):
+        """A string another surface already found clean through the same memory is not
+        scanned again; a secret is scanned every time."""
+        counting = CountingRedactor()
+        shared = CleanTextCache(counting)
+        shared.redact_text("zc-receipt-seen-on-a-log-line")
+        guard = RedactingSpanExporter(InMemorySpanExporter(), shared)
+        attributes = {"receipt": "zc-receipt-seen-on-a-log-line", "token": SECRET}
+        guard.export([ReadableSpan("s", CONTEXT, attributes=attributes)] * 2)
+        assert {"zc-receipt-seen-on-a-log-line": 1, "s": 1, SECRET: 2} == counting.seen
+
     def test_a_failing_step_drops_the_span_instead_of_leaking_it(self):
         """When a step raises the span is dropped and counted; the inner exporter never sees it."""
 
@@ -166,6 +211,61 @@ class TestRedactingSpanExporter:
         """An inner exporter that raises gives `FAILURE`; nothing escapes."""
         guard = RedactingSpanExporter(RaisingExporter(), Redactor())
         assert SpanExportResult.FAILURE == guard.export([ReadableSpan("s", CONTEXT)])
+
+
+class CountingRedactor:
+    """A `Redactor` that counts how often it is asked about each string."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+        self._redactor = Redactor()
+
+    def redact_text(self, s: str) -> str:
+        self.seen[s] = self.seen.get(s, 0) + 1
+        return self._redactor.redact_text(s)
+
+
+class TestCleanTextCache:
+    def test_a_clean_string_is_scanned_once(self):
+        """A string the redactor left unchanged is answered from memory afterwards."""
+        counting = CountingRedactor()
+        cache = CleanTextCache(counting)
+        assert ["execute_tool x"] * 3 == [cache.redact_text("execute_tool x") for _ in range(3)]
+        assert {"execute_tool x": 1} == counting.seen
+
+    def test_a_string_that_changed_is_never_remembered(self):
+        """A string with a secret is scanned, and redacted, every time it comes back."""
+        counting = CountingRedactor()
+        cache = CleanTextCache(counting)
+        assert [f"x {MASK}"] * 3 == [cache.redact_text(f"x {SECRET}") for _ in range(3)]
+        assert ({f"x {SECRET}": 3}, False) == (counting.seen, cache.is_clean(f"x {SECRET}"))
+
+    def test_long_strings_are_not_remembered(self):
+        """Strings longer than `max_length` are scanned every time."""
+        counting = CountingRedactor()
+        cache = CleanTextCache(counting, max_length=8)
+        for _ in range(2):
+            cache.redact_text("a longer text")
+        assert {"a longer text": 2} == counting.seen
+
+    @pytest.mark.parametrize("bound", [{"max_entries": 2}, {"max_chars": 10}])
+    def test_memory_is_bounded(self, bound):
+        """Two generations at most (by entries or by characters): past the bound the oldest
+        strings are forgotten, the newest kept."""
+        cache = CleanTextCache(Redactor(), **bound)
+        for word in ("alpha", "bravo", "charlie", "delta", "echo"):
+            cache.redact_text(word)
+        assert (True, False) == (cache.is_clean("echo"), cache.is_clean("alpha"))
+
+    def test_a_string_in_use_is_carried_over(self):
+        """A string found in the old generation moves to the young one and survives the next."""
+        cache = CleanTextCache(Redactor(), max_entries=2)
+        for word in ("alpha", "bravo", "charlie"):  # alpha, bravo → old; charlie → young
+            cache.redact_text(word)
+        assert cache.is_clean("alpha")  # carried into the young generation
+        for word in ("delta", "echo"):  # the young one fills: alpha stays, bravo goes
+            cache.redact_text(word)
+        assert (True, False) == (cache.is_clean("alpha"), cache.is_clean("bravo"))
 
 
 def trace_limits(max_attributes: int):

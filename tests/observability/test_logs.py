@@ -6,12 +6,15 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from enum import StrEnum
 from typing import Any
 
 import pytest
 import structlog
 
+from zeroclaw_obs.observability.export_guard import CleanTextCache
 from zeroclaw_obs.observability.logs import (
+    BufferedWriteLogger,
     LogObserver,
     RedactingProcessor,
     build_logger,
@@ -45,6 +48,10 @@ LIFECYCLE_TURN = {
         {"text": "done"},
     ],
 }
+
+
+class StrOutcome(StrEnum):
+    SUCCESS = "success"
 
 
 def lines(stream: io.StringIO) -> list[dict[str, Any]]:
@@ -167,6 +174,15 @@ class TestLogObserver:
             records[-1]["iterations"],
         )
 
+    async def test_lines_are_flushed_when_the_turn_ends(self, run_scenario, stream):
+        """`flush` is called once per turn, after the `turn_end` line."""
+        flushed: list[int] = []
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        observer = LogObserver(logger, flush=lambda: flushed.append(len(lines(stream))))
+        await run_scenario(LIFECYCLE_TURN, observer=observer)
+        assert [len(lines(stream))] == flushed
+        assert "turn_end" == lines(stream)[-1]["event"]
+
     def test_never_raises(self):
         """A logger that fails is counted in `errors`, never raised into the turn."""
 
@@ -178,6 +194,41 @@ class TestLogObserver:
         observer.on_event(llm_response())
         observer.on_event(object())  # type: ignore[arg-type]
         assert 1 == observer.errors
+
+
+FLAT_AND_NOT = {
+    "a clean tool line": {
+        "trace_id": "5b8efff798038103d269b633813fc60c",
+        "span_id": "eee19b7ec3c1b174",
+        "turn_id": "turn-1",
+        "tool_call_id": "call_1",
+        "known_tool": True,
+        "duration_ms": 0.25,
+        "error_type": None,
+        "receipt": "zc-receipt-1700000000-ZkaLxTunanPKbpk1kZfk9JAYABR2Eo_Gg8WgmjhWovc",
+        "redactions": 0,
+        "event": "tool_call_result",
+        "level": "info",
+        "timestamp": "2024-06-01T12:00:00.000001Z",
+    },
+    "secrets in the event and a field": {"event": f"token={SECRET}", "note": f"x {SECRET}"},
+    "a sensitive key": {"event": "login", "password": "hunter2hunter2", "pin_code": 1234},
+    "a name/value pair": {"event": "env", "name": "DB_PASSWORD", "value": "hunter2hunter2"},
+    "a name/value pair among many fields": {
+        "event": "env",
+        "name": "DB_PASSWORD",
+        "value": "hunter2hunter2",
+        **{f"field_{n}": f"v{n}" for n in range(8)},
+    },
+    "a value that names a sensitive key": {"event": "x", "field": "api_key", "other": 1},
+    "a card number as an integer": {"event": "pay", "number": 4111111111111111},
+    "a secret in a key": {"event": "x", f"k {SECRET}": 1},
+    "a nested container": {"event": "x", "request": {"auth": SECRET, "n": [SECRET]}},
+    "a JSON document in a field": {"event": "x", "body": '{"credentials": {"user": "u"}}'},
+    "an enum value": {"event": "x", "outcome": StrOutcome.SUCCESS},
+    "nothing": {},
+}
+"""Records the processor scrubs field by field, and records it hands to `redact_value` whole."""
 
 
 class TestRedactingProcessor:
@@ -197,6 +248,40 @@ class TestRedactingProcessor:
         }
         assert expected == processor(None, "info", event)
 
+    @pytest.mark.parametrize("record", FLAT_AND_NOT.values(), ids=FLAT_AND_NOT.keys())
+    def test_scrubs_as_redact_value_does(self, record):
+        """Flat records scrubbed field by field, and the others whole, come out exactly as
+        `Redactor.redact_value` writes them, the first time and from memory."""
+        redactor = Redactor()
+        processor = RedactingProcessor(redactor)
+        expected = redactor.redact_value(record)
+        assert [expected] * 2 == [processor(None, "info", dict(record)) for _ in range(2)]
+
+    @pytest.mark.parametrize("record", FLAT_AND_NOT.values(), ids=FLAT_AND_NOT.keys())
+    def test_an_allowlisted_probe_is_not_trusted(self, record):
+        """An operator who allowlists the probe's sensitive names gets the same scrubbing."""
+        redactor = Redactor.from_config(allow=["password", "client_secret"])
+        processor = RedactingProcessor(redactor)
+        expected = redactor.redact_value(record)
+        assert [expected] * 2 == [processor(None, "info", dict(record)) for _ in range(2)]
+
+    def test_never_mutates_the_event_dict(self):
+        """The caller's dict keeps its secret; the processor returns a scrubbed copy."""
+        event = {"event": "call", "note": f"token={SECRET}"}
+        scrubbed = RedactingProcessor(Redactor())(None, "info", event)
+        assert (f"token={SECRET}", "token=[REDACTED:github_token]") == (
+            event["note"],
+            scrubbed["note"],
+        )
+
+    def test_a_string_that_changed_is_never_remembered(self):
+        """A value with a secret is redacted on every line; only clean values are remembered."""
+        clean = CleanTextCache(Redactor())
+        processor = RedactingProcessor(Redactor(), clean_text=clean)
+        records = [processor(None, "info", {"event": "x", "note": f"k {SECRET}"}) for _ in range(3)]
+        assert ["k [REDACTED:github_token]"] * 3 == [r["note"] for r in records]
+        assert (False, True) == (clean.is_clean(f"k {SECRET}"), clean.is_clean("x"))
+
     def test_render_fallback_redacts_reprs(self):
         """An object JSON cannot encode is rendered as its redacted `repr`."""
 
@@ -206,6 +291,52 @@ class TestRedactingProcessor:
 
         rendered = RedactingProcessor(Redactor()).render_fallback(Request())
         assert "<Request https://[REDACTED:url_credentials]@api.example.com/>" == rendered
+
+
+class FlushCountingStream(io.StringIO):
+    """A stream that counts its flushes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+class TestBufferedWriteLogger:
+    def test_info_lines_are_written_without_a_flush_each(self):
+        """Info lines reach the stream in order; none of them flushes it."""
+        stream = FlushCountingStream()
+        writer = BufferedWriteLogger(stream, flush_interval_s=3600)
+        for n in range(3):
+            writer.info(f"line {n}")
+        assert (["line 0", "line 1", "line 2"], 0) == (
+            stream.getvalue().splitlines(),
+            stream.flushes,
+        )
+
+    def test_a_warning_flushes_at_once(self):
+        """A warning or worse is flushed with everything written before it."""
+        stream = FlushCountingStream()
+        writer = BufferedWriteLogger(stream, flush_interval_s=3600)
+        writer.info("quiet")
+        writer.warning("loud")
+        assert 1 == stream.flushes
+
+    def test_the_interval_bounds_the_wait(self):
+        """Once the interval has passed, the next line flushes the stream."""
+        stream = FlushCountingStream()
+        writer = BufferedWriteLogger(stream, flush_interval_s=0)
+        writer.info("a")
+        writer.info("b")
+        assert 2 == stream.flushes
+
+    def test_flush(self):
+        """`flush` flushes the stream."""
+        stream = FlushCountingStream()
+        BufferedWriteLogger(stream, flush_interval_s=3600).flush()
+        assert 1 == stream.flushes
 
 
 class TestBuildLogger:

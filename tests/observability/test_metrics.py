@@ -177,6 +177,18 @@ class TestToolMetrics:
         assert expected == calls
         assert expected == durations
 
+    async def test_repeated_labels_add_up_on_one_series(self, run_scenario, registry):
+        """Calls with the same tool and outcome add up on one series, turn after turn."""
+        observer = MetricsObserver(registry)
+        for _ in range(2):
+            await run_scenario(echo_rounds(3), observer=observer)
+        labels = {"tool": "echo", "outcome": "success"}
+        assert (6.0, 6.0, 2.0) == (
+            value(registry, "zeroclaw_tool_calls_total", **labels),
+            value(registry, "zeroclaw_tool_duration_seconds_count", **labels),
+            value(registry, "zeroclaw_turns_total", outcome="final"),
+        )
+
     async def test_invented_tool_name_never_becomes_a_label(self, run_scenario, registry):
         """A name the model invented is labelled `unknown`, never by the name itself."""
         await run_scenario(mixed_turn(), observer=MetricsObserver(registry))

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
+import math
 import threading
+from collections.abc import Sequence
 
 import pytest
+from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
 
 from zeroclaw_obs.observability.otlp_json import (
     OtlpJsonFileExporter,
@@ -87,6 +101,102 @@ EXPECTED = {
 }
 
 
+def protobuf_otlp_json(spans: Sequence[ReadableSpan]) -> str:
+    """The reference: the OTLP exporter's protobuf encoder, `MessageToDict`, ids rewritten to hex.
+
+    `encode_otlp_json` must write exactly this text, byte for byte.
+    """
+    request = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource_spans in request.get("resourceSpans", ()):
+        for scope_spans in resource_spans.get("scopeSpans", ()):
+            for span in scope_spans.get("spans", ()):
+                records = [span, *span.get("links", ())]
+                for record in records:
+                    for name in ("traceId", "spanId", "parentSpanId"):
+                        if record.get(name):
+                            record[name] = base64.b64decode(record[name]).hex()
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+
+
+REMOTE = SpanContext(TRACE_ID, 0xB1B2B3B4B5B6B7B8, True, TraceFlags(1))
+STATEFUL = SpanContext(TRACE_ID, 0x21, False, TraceFlags(1), TraceState([("a", "b"), ("c", "d")]))
+
+
+def span_with(**fields) -> ReadableSpan:
+    base = {
+        "name": "s",
+        "context": CONTEXT,
+        "resource": Resource({"service.name": "svc"}, schema_url="https://schema/1"),
+        "status": Status(StatusCode.UNSET),
+    }
+    return ReadableSpan(**{**base, **fields})
+
+
+EDGE_ATTRIBUTES = {
+    "empty": "",
+    "zero": 0,
+    "negative": -5,
+    "float": 0.1,
+    "zero.float": 0.0,
+    "negative.zero": -0.0,
+    "huge.float": 1e300,
+    "nan": math.nan,
+    "inf": math.inf,
+    "-inf": -math.inf,
+    "false": False,
+    "empty.tuple": (),
+    "mixed.tuple": (None, "x", 1, 2.5, True),
+    "list": [1.5, 2.5],
+    "bytes": b"\x00\x01\xff",
+    "mapping": {"k": 1, 2: "v", "nested": {"a": [1, {"b": None}]}},
+    "": "empty key",
+    "none": None,
+    "enum": StatusCode.ERROR,
+    "str.enum": SpanKind.CLIENT.name,
+    "escapes": 'ü ñ \u2028 \x7f \x00 " \\ / \n\t',
+}
+"""Every kind of value protobuf's JSON mapping treats specially, and some it does not."""
+
+EDGE_CASES = {
+    "the fixed span": [fixed_span()],
+    "edge attribute values": [span_with(attributes=EDGE_ATTRIBUTES)],
+    "trace state, remote parent, unset times, scope schema and attributes": [
+        span_with(
+            context=STATEFUL,
+            parent=REMOTE,
+            kind=SpanKind.SERVER,
+            start_time=0,
+            end_time=None,
+            instrumentation_scope=InstrumentationScope("n", None, "https://s", {"sa": 1}),
+        )
+    ],
+    "empty event, event without attributes, links with and without attributes": [
+        span_with(
+            events=(Event("", {}, 0), Event("e", None, 5)),
+            links=(Link(REMOTE, None), Link(CONTEXT, {"a": 1})),
+            status=Status(StatusCode.OK, ""),
+            instrumentation_scope=InstrumentationScope("", ""),
+        )
+    ],
+    "a parent whose span id is zero, an error status": [
+        span_with(
+            parent=SpanContext(TRACE_ID, 0, False),
+            status=Status(StatusCode.ERROR, "failed: ü"),
+        )
+    ],
+    "every kind, no name": [span_with(name="", kind=kind) for kind in SpanKind],
+    "grouped by equal resources and scopes, in order of first appearance": [
+        span_with(resource=Resource({"r": 1})),
+        span_with(instrumentation_scope=InstrumentationScope("a", "1")),
+        span_with(resource=Resource({})),
+        span_with(
+            resource=Resource({"r": 1}), instrumentation_scope=InstrumentationScope("a", "1")
+        ),
+        span_with(instrumentation_scope=InstrumentationScope("a", "1")),
+    ],
+}
+
+
 class TestEncodeOtlpJson:
     def test_matches_the_otlp_json_encoding(self):
         """Hex ids, lowerCamelCase names, integer enums, int64 as decimal strings (OTLP/JSON)."""
@@ -95,6 +205,48 @@ class TestEncodeOtlpJson:
     def test_is_one_line(self):
         """A request is a single line, so a file holds one request per line."""
         assert "\n" not in encode_otlp_json([fixed_span(), fixed_span("other\nname")])
+
+    @pytest.mark.parametrize("spans", EDGE_CASES.values(), ids=EDGE_CASES.keys())
+    def test_is_what_the_protobuf_encoder_writes(self, spans):
+        """The text is byte for byte the protobuf encoder's through `MessageToDict`, hex ids."""
+        assert protobuf_otlp_json(spans) == encode_otlp_json(spans)
+
+    async def test_a_whole_turn_is_what_the_protobuf_encoder_writes(self, run_scenario):
+        """The spans of a real turn (every kind, events, errors, receipts) encode the same."""
+        from .test_tracing import Traced, call, scenario
+
+        traced = Traced()
+        await run_scenario(
+            scenario(
+                [call("c1", "Paris"), call("c2", "Leaky"), call("c3", "Nowhere")],
+                [call("c4", "Paris", name="invented")],
+                receipts={"enabled": True},
+            ),
+            observer=traced.observer,
+        )
+        spans = traced.spans
+        assert len(spans) > 5
+        assert protobuf_otlp_json(spans) == encode_otlp_json(spans)
+
+    def test_an_attribute_protobuf_cannot_encode_is_skipped(self, caplog):
+        """An unsupported type, an integer beyond int64, or text that is not UTF-8: the
+        attribute is skipped and logged without its value, the rest of the span is kept."""
+        attributes = {"object": object(), "big": 2**63, "surrogate": "a\ud800b", "ok": "x"}
+        spans = [span_with(attributes={**attributes, "list": ["a", "b\udc00"]})]
+        with caplog.at_level(logging.WARNING, "zeroclaw_obs.observability.otlp_json"):
+            encoded = encode_otlp_json(spans)
+        assert protobuf_otlp_json(spans) == encoded
+        assert [{"key": "ok", "value": {"stringValue": "x"}}] == (
+            json.loads(encoded)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+        )
+        ours = [r.getMessage() for r in caplog.records if r.name.startswith("zeroclaw_obs")]
+        assert 4 == len(ours)
+        assert not [m for m in ours if "ud800" in m or "2**63" in m or "object at" in m]
+
+    def test_a_name_that_is_not_utf8_fails_the_request(self):
+        """Text that is not UTF-8 outside an attribute fails the request, as in protobuf."""
+        with pytest.raises(UnicodeEncodeError):
+            encode_otlp_json([span_with(name="x\ud800")])
 
 
 @pytest.fixture
@@ -153,6 +305,14 @@ class TestOtlpJsonFileExporter:
         """A path that cannot be opened gives `FAILURE`; nothing is raised."""
         exporter = OtlpJsonFileExporter(tmp_path / "missing-dir" / "t.jsonl")
         assert SpanExportResult.FAILURE == exporter.export([fixed_span()])
+
+    def test_a_span_it_cannot_encode_is_a_failure(self, tmp_path):
+        """A span the OTLP encoder rejects gives `FAILURE`; nothing is written or raised."""
+        path = tmp_path / "t.jsonl"
+        exporter = OtlpJsonFileExporter(path)
+        assert SpanExportResult.FAILURE == exporter.export([span_with(name="x\ud800")])
+        exporter.shutdown()
+        assert not path.exists()
 
     def test_after_shutdown_is_a_failure(self, tmp_path):
         """An export after `shutdown` gives `FAILURE`."""

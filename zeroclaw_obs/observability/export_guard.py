@@ -3,8 +3,9 @@
 Two jobs sit on the export path of every span the runtime ships, ours or not:
 
 - `RedactingSpanExporter` wraps any `SpanExporter`. Ended spans are read-only, so it follows one
-  path: span → dict → the steps of `guard_steps` → a new span → the wrapped exporter. Spans from
-  user code and other instrumentation share the provider, so they meet the same `Redactor`.
+  path: span → dict → the steps of `guard_steps` → a new span → the wrapped exporter; a span no
+  step changed ships as it was. Spans from user code and other instrumentation share the
+  provider, so they meet the same `Redactor`.
 - `BoundedBatchSpanProcessor` decides *when* spans ship: `on_end` only appends to a bounded
   queue (never blocks, counts every drop in `TelemetryHealth`); one worker thread exports
   batches, catches exporter errors and counts them; shutdown and flush have deadlines. The
@@ -21,6 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Generic, Protocol, TypedDict, TypeVar
 
 from opentelemetry.context import Context
@@ -88,7 +90,13 @@ class SpanDict(TypedDict):
 
 
 SpanStep = Callable[[SpanDict], SpanDict]
-"""One guard step: takes a span dict, returns it (changed in place or replaced)."""
+"""One guard step: takes a span dict, returns it (changed in place or replaced).
+
+A step replaces a field only when it changed something in it, and otherwise leaves the very
+same object there: that is how the guard knows it may ship the original span."""
+
+_NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
+_MISSING = object()
 
 
 def span_to_dict(span: ReadableSpan) -> SpanDict:
@@ -98,7 +106,7 @@ def span_to_dict(span: ReadableSpan) -> SpanDict:
         context=span.context,
         parent=span.parent,
         resource=span.resource,
-        attributes=span.attributes or {},
+        attributes=span.attributes or _NO_ATTRIBUTES,
         events=span.events,
         links=span.links,
         kind=span.kind,
@@ -151,54 +159,112 @@ def span_from_dict(data: SpanDict) -> ReadableSpan:
 
 
 class CleanTextCache:
-    """Remembers short strings the redactor left unchanged, so they are scanned once.
+    """Remembers strings the redactor left unchanged, so each is scanned once.
 
-    Span names, ids, tool names, models and outcomes repeat on every span; without this each
-    costs a full scan per span on the export thread. Only strings that came out *unchanged*
-    are kept, so no secret is ever held here; a string with a secret is scanned every time.
-    The redactor is deterministic, so a remembered answer is the answer.
+    Span names, ids, tool names, models and outcomes repeat on every span and log line, and
+    content can repeat (the same result on many spans, arguments on a span and on two log
+    lines); without this each costs a full scan every time. Only strings that came out
+    *unchanged* are kept, so no secret is ever held here; a string with a secret is scanned
+    every time. The redactor is deterministic, so a remembered answer is the answer.
+
+    Strings are kept in two generations: when the young one reaches a bound it becomes the
+    old one and the previous old one is dropped, so a string stays known for at least one
+    generation and one still in use is carried over. One instance may serve several surfaces
+    and threads (the log processor on the turn's path, the span guard on the export thread):
+    a string scanned by one is not scanned again by the other. Every operation is a single
+    set or attribute operation, so it is safe under the GIL; a race can only forget a string.
 
     Args:
         redactor: the runtime's one `Redactor`.
-        max_entries: the bound; the set is emptied when it is reached.
-        max_length: longer strings (content) are never remembered.
+        max_entries: strings per generation.
+        max_length: longer strings are never remembered.
+        max_chars: characters per generation.
     """
 
     def __init__(
-        self, redactor: TextRedactor, *, max_entries: int = 4096, max_length: int = 256
+        self,
+        redactor: TextRedactor,
+        *,
+        max_entries: int = 4096,
+        max_length: int = 16384,
+        max_chars: int = 1 << 20,
     ) -> None:
         self._redact = redactor.redact_text
-        self._clean: set[str] = set()
+        self._young: set[str] = set()
+        self._old: set[str] = set()
+        self._chars = 0
         self._max_entries = max_entries
         self._max_length = max_length
+        self._max_chars = max_chars
 
     def redact_text(self, s: str) -> str:
         """`redactor.redact_text(s)`, answered from memory when `s` is known to be clean."""
-        if s in self._clean:
+        if self.is_clean(s):
             return s
         redacted = self._redact(s)
-        if redacted == s and len(s) <= self._max_length:
-            if len(self._clean) >= self._max_entries:
-                self._clean.clear()  # the bound
-            self._clean.add(s)
+        if redacted == s:
+            self._remember(s)
         return redacted
+
+    def is_clean(self, s: str) -> bool:
+        """Whether `s` is remembered as a string the redactor leaves unchanged."""
+        if s in self._young:
+            return True
+        if s in self._old:
+            self._remember(s)  # still in use: carry it into the young generation
+            return True
+        return False
+
+    def _remember(self, s: str) -> None:
+        """Keep `s` as clean: only ever a string the redactor returned unchanged."""
+        size = len(s)
+        if size > self._max_length:
+            return
+        if len(self._young) >= self._max_entries or self._chars + size > self._max_chars:
+            # The bound: two generations at most; new sets, never cleared in place, so a
+            # reader on another thread always holds a whole one.
+            self._old, self._young, self._chars = self._young, set(), 0
+        self._young.add(s)
+        self._chars += size
 
 
 class _Scrubber:
-    """Shared set-up of the steps: bind the redactor's `redact_text` once."""
+    """Shared set-up of the steps: bind the redactor's `redact_text` once.
+
+    The helpers return their argument itself when nothing in it changed, so a step can leave
+    the field alone.
+    """
 
     def __init__(self, redactor: TextRedactor) -> None:
         self._redact = redactor.redact_text
 
+    def _text(self, text: str) -> str:
+        redacted = self._redact(text)
+        return text if redacted == text else redacted
+
     def _value(self, value: AttributeValue) -> AttributeValue:
         if isinstance(value, str):
-            return self._redact(value)
-        if isinstance(value, tuple | list):
-            return tuple(self._redact(v) if isinstance(v, str) else v for v in value)
+            return self._text(value)
+        if isinstance(value, tuple):
+            items = tuple(self._text(v) if isinstance(v, str) else v for v in value)
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if isinstance(value, list):
+            return tuple(self._text(v) if isinstance(v, str) else v for v in value)
         return value
 
-    def _attributes(self, attributes: Mapping[str, AttributeValue] | None) -> dict:
-        return {key: self._value(value) for key, value in (attributes or {}).items()}
+    def _attributes(
+        self, attributes: Mapping[str, AttributeValue] | None
+    ) -> Mapping[str, AttributeValue] | None:
+        if not attributes:
+            return attributes
+        scrubbed: dict[str, AttributeValue] | None = None
+        for key, value in attributes.items():
+            redacted = self._value(value)
+            if redacted is not value:
+                if scrubbed is None:
+                    scrubbed = dict(attributes)
+                scrubbed[key] = redacted
+        return attributes if scrubbed is None else scrubbed
 
 
 class NameScrubber(_Scrubber):
@@ -206,11 +272,12 @@ class NameScrubber(_Scrubber):
 
     Names normally come from code, but ours embed the tool name the model chose
     (`execute_tool {tool}`), and a model can be talked into choosing anything. Scrubbing a clean
-    name costs one scan and changes nothing. Position in the chain does not matter.
+    name costs one scan (one lookup once cached) and changes nothing. Position in the chain
+    does not matter.
     """
 
     def __call__(self, span: SpanDict) -> SpanDict:
-        span["name"] = self._redact(span["name"])
+        span["name"] = self._text(span["name"])
         return span
 
 
@@ -227,24 +294,38 @@ class AttributeScrubber(_Scrubber):
 
 
 class EventScrubber(_Scrubber):
-    """Redacts each span event's name and attributes (`exception.message`, `…stacktrace`, …)."""
+    """Redacts each span event's name and attributes (`exception.message`, `…stacktrace`, …).
+
+    An event that needed no change is kept as it was; the others are rebuilt.
+    """
 
     def __call__(self, span: SpanDict) -> SpanDict:
-        span["events"] = tuple(
-            Event(self._redact(e.name), self._attributes(e.attributes), e.timestamp)
-            for e in span["events"]
-        )
+        events = span["events"]
+        scrubbed = tuple(self._event(e) for e in events)
+        if any(a is not b for a, b in zip(scrubbed, events, strict=True)):
+            span["events"] = scrubbed
         return span
+
+    def _event(self, event: Event) -> Event:
+        name, attributes = self._text(event.name), self._attributes(event.attributes)
+        if name is event.name and attributes is event.attributes:
+            return event
+        return Event(name, attributes, event.timestamp)
 
 
 class LinkScrubber(_Scrubber):
     """Redacts the attributes of each span link; the linked context is kept."""
 
     def __call__(self, span: SpanDict) -> SpanDict:
-        span["links"] = tuple(
-            Link(k.context, self._attributes(k.attributes)) for k in span["links"]
-        )
+        links = span["links"]
+        scrubbed = tuple(self._link(k) for k in links)
+        if any(a is not b for a, b in zip(scrubbed, links, strict=True)):
+            span["links"] = scrubbed
         return span
+
+    def _link(self, link: Link) -> Link:
+        attributes = self._attributes(link.attributes)
+        return link if attributes is link.attributes else Link(link.context, attributes)
 
 
 class StatusScrubber(_Scrubber):
@@ -253,7 +334,9 @@ class StatusScrubber(_Scrubber):
     def __call__(self, span: SpanDict) -> SpanDict:
         status = span["status"]
         if status.description:
-            span["status"] = Status(status.status_code, self._redact(status.description))
+            description = self._text(status.description)
+            if description is not status.description:
+                span["status"] = Status(status.status_code, description)
         return span
 
 
@@ -261,9 +344,11 @@ def guard_steps(redactor: TextRedactor) -> list[SpanStep]:
     """The default chain: name, attributes, events, links, status description.
 
     Each step scrubs a disjoint part of the span, so their order does not change the result.
-    The steps share one `CleanTextCache` in front of the redactor.
+    The steps share one `CleanTextCache` in front of the redactor (the one given, if it is
+    already a cache shared with other surfaces).
     """
-    redactor = CleanTextCache(redactor)
+    if not isinstance(redactor, CleanTextCache):
+        redactor = CleanTextCache(redactor)
     return [
         NameScrubber(redactor),
         AttributeScrubber(redactor),
@@ -300,10 +385,19 @@ class RedactingSpanExporter(SpanExporter):
         self._health = health
 
     def guard(self, span: ReadableSpan) -> ReadableSpan:
-        """One span through the chain (a bare loop over the steps)."""
+        """One span through the chain (a bare loop over the steps).
+
+        When no step replaced a field, the original span is what ships: rebuilding it would
+        copy every field into an equal span.
+        """
         data = span_to_dict(span)
+        before = dict(data)
         for step in self._steps:
             data = step(data)
+        if len(data) == len(before) and all(
+            data.get(key, _MISSING) is value for key, value in before.items()
+        ):
+            return span
         return span_from_dict(data)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:

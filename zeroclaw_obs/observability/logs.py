@@ -12,12 +12,16 @@ Risky parts:
 - Nothing here touches structlog's or logging's global configuration: loggers are built from
   explicit processors, and the stdlib handler is returned so the caller can remove it.
 - `LogObserver` writes synchronously to the logger's stream on the turn's path. Give it a
-  stream that does not block (a file, a pipe with a reader, or a queue-backed writer).
+  stream that does not block (a file, a pipe with a reader, or a queue-backed writer). Info
+  lines are not flushed one by one (`BufferedWriteLogger`): whoever owns the stream flushes it
+  at the end of a turn and at exit, or lines still in its buffer are lost with the process.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -39,9 +43,11 @@ from .events import (
     ToolOutcome,
     TurnOutcomeKind,
 )
+from .export_guard import CleanTextCache
 from .metrics import SpanIdCache, SpanIds
 
 __all__ = [
+    "BufferedWriteLogger",
     "LogObserver",
     "RedactingProcessor",
     "build_logger",
@@ -52,6 +58,13 @@ __all__ = [
 _TOOL_LEVELS = {ToolOutcome.ERROR: logging.WARNING, ToolOutcome.INTERRUPTED: logging.WARNING}
 _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR: logging.ERROR}
 _LOOP_LEVELS = {"abort": logging.ERROR}
+
+_PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
+"""Candidate values for the key-set probe (see `RedactingProcessor._flat`)."""
+_PLAIN_SCALARS = frozenset({float, bool, type(None)})
+"""Field types `redact_value` passes through whatever their key (the key set is checked)."""
+_CARD = 10**12
+"""Integers this long or longer are read as text by `redact_value` (a card number)."""
 
 
 class RedactingProcessor:
@@ -67,15 +80,77 @@ class RedactingProcessor:
     trace, timestamps, logger names) are scrubbed too. A processor placed after it could add
     text that no one redacts. Objects the renderer cannot encode are scrubbed by
     `render_fallback`, which the JSON renderer calls for them.
+
+    How it stays cheap: a flat record (string, number, boolean and null fields) is scrubbed
+    field by field with `redact_text`, which is what `redact_value` does to it once the
+    record's set of keys is known to hold no sensitive key and no key pair whose masking
+    depends on the other's value (`name="DB_PASSWORD", value=…`): each new set of keys is
+    asked once, by a probe through `redact_value` itself. Strings the redactor left unchanged
+    are remembered (`CleanTextCache`: bounded, never a string that changed), so the event
+    name, levels, ids, tool names and outcomes that repeat on every line cost a lookup.
+    Anything else (a container, an object, an integer long enough to be a card number, a key
+    set that failed the probe) goes through `redact_value` whole, as before.
+
+    Args:
+        redactor: the runtime's one redactor.
+        clean_text: the memory of clean strings, to share with the span guard (a string one
+            surface scanned is not scanned again by the other); a new one when None.
+        max_key_sets: the bound on remembered key sets; the memory is emptied when it is reached.
     """
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(
+        self,
+        redactor: Redactor,
+        *,
+        clean_text: CleanTextCache | None = None,
+        max_key_sets: int = 256,
+    ) -> None:
         self._redact_value = redactor.redact_value
         self._redact_text = redactor.redact_text
+        self._clean = clean_text if clean_text is not None else CleanTextCache(redactor)
+        self._flat_key_sets: dict[tuple[str, ...], bool] = {}
+        self._max_key_sets = max_key_sets
+        self._probe = _probe_value(redactor)
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+        if type(event_dict) is not dict or not self._flat(tuple(event_dict)):
+            return self._whole(event_dict)
+        redact = self._clean.redact_text
+        scrubbed: EventDict | None = None
+        for key, value in event_dict.items():
+            kind = type(value)
+            if kind is str:
+                redacted = redact(value)
+                if redacted != value:
+                    if scrubbed is None:
+                        scrubbed = dict(event_dict)  # never mutate the caller's dict
+                    scrubbed[key] = redacted
+            elif kind not in _PLAIN_SCALARS and not (kind is int and -_CARD < value < _CARD):
+                return self._whole(event_dict)
+        return event_dict if scrubbed is None else scrubbed
+
+    def _whole(self, event_dict: EventDict) -> EventDict:
         redacted: EventDict = self._redact_value(event_dict)
         return redacted
+
+    def _flat(self, keys: tuple[str, ...]) -> bool:
+        """Whether `redact_value` over a record with these keys is a pass over each value.
+
+        Asked once per key set: every key must be a string `redact_value` keeps as it is and
+        none may mask a value, even when every value is the name of a sensitive key (the
+        probe) and so could make a sibling sensitive. Without a probe the answer is no.
+        """
+        known = self._flat_key_sets.get(keys)
+        if known is not None:
+            return known
+        flat = self._probe is not None and all(type(key) is str for key in keys)
+        if flat:
+            probe = dict.fromkeys(keys, self._probe)
+            flat = self._redact_value(probe) == probe
+        if len(self._flat_key_sets) >= self._max_key_sets:
+            self._flat_key_sets.clear()  # the bound
+        self._flat_key_sets[keys] = flat
+        return flat
 
     def render_fallback(self, obj: object) -> Any:
         """Encode an object JSON cannot: structlog's `__structlog__` or its `repr`, redacted.
@@ -89,6 +164,68 @@ class RedactingProcessor:
         return self._redact_value(value)
 
 
+def _probe_value(redactor: Redactor) -> str | None:
+    """A value for the key-set probe: the name of a sensitive key that the redactor masks.
+
+    The probe must see every mask a key set can cause, so its value must itself be masked
+    under a sensitive key (an operator's allowlist could spare it) and make a sibling
+    sensitive when it names one. None when no candidate qualifies: no key set is then flat.
+    """
+    for candidate in _PROBES:
+        if redactor.is_sensitive_key(candidate):
+            masked = redactor.redact_value({candidate: candidate})
+            if candidate in masked and masked[candidate] != candidate:
+                return candidate
+    return None
+
+
+class BufferedWriteLogger(structlog.WriteLogger):
+    """structlog's `WriteLogger`, without a flush after every line.
+
+    A flush per line is a system call per lifecycle fact on the turn's path. Lines go to the
+    stream as they come, in order, under the same per-stream lock as `WriteLogger` (so a stdlib
+    handler writing to the same stream cannot split a line), and reach the file when the
+    stream's own buffer fills, when a line is a warning or worse, when `flush_interval_s` has
+    passed since the last flush, and whenever `flush` is called: `LogObserver` flushes at the
+    end of every turn and `Telemetry.shutdown` at exit. A process killed outright loses at
+    most the lines of the last interval.
+
+    Args:
+        file: where lines go (default: `sys.stdout`).
+        flush_interval_s: the longest a line waits in the stream's buffer while lines come.
+    """
+
+    def __init__(self, file: TextIO | None = None, *, flush_interval_s: float = 1.0) -> None:
+        super().__init__(file)
+        self._interval = flush_interval_s
+        self._next_flush = time.monotonic() + flush_interval_s
+
+    def msg(self, message: str) -> None:
+        """Write `message` as one line; flush only when the interval has passed."""
+        with self._lock:
+            self._write(message + "\n")
+            if time.monotonic() >= self._next_flush:
+                self._flush_locked()
+
+    def flush(self) -> None:
+        """Hand every written line to the stream's file now."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        self._flush()
+        self._next_flush = time.monotonic() + self._interval
+
+    def msg_and_flush(self, message: str) -> None:
+        """Write `message` as one line and flush: a warning or worse does not wait."""
+        with self._lock:
+            self._write(message + "\n")
+            self._flush_locked()
+
+    log = debug = info = msg
+    warn = warning = fatal = failure = err = error = critical = exception = msg_and_flush
+
+
 def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
     """Level, time, exception text, then redaction: everything up to the renderer."""
     return [
@@ -100,36 +237,51 @@ def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
 
 
 def _json(redacting: RedactingProcessor) -> structlog.processors.JSONRenderer:
-    return structlog.processors.JSONRenderer(default=redacting.render_fallback)
+    # What `json.dumps(event_dict, default=…)` writes, with the encoder built once instead of
+    # once per line.
+    encode = json.JSONEncoder(default=redacting.render_fallback).encode
+    return structlog.processors.JSONRenderer(serializer=lambda event_dict, **_: encode(event_dict))
 
 
-def build_processors(redactor: Redactor) -> list[Processor]:
+def build_processors(
+    redactor: Redactor, *, clean_text: CleanTextCache | None = None
+) -> list[Processor]:
     """The chain of our own records: level, ISO UTC timestamp, exception text, redaction, JSON.
 
     Args:
         redactor: the runtime's one redactor.
+        clean_text: a memory of clean strings shared with the span guard (see
+            `RedactingProcessor`).
 
     Returns:
         A new list; its last two steps are `RedactingProcessor` and `JSONRenderer`.
     """
-    redacting = RedactingProcessor(redactor)
+    redacting = RedactingProcessor(redactor, clean_text=clean_text)
     return [*_pre_render(redacting), _json(redacting)]
 
 
 def build_logger(
-    *, redactor: Redactor, stream: TextIO, level: int = logging.INFO
+    *,
+    redactor: Redactor,
+    stream: TextIO,
+    level: int = logging.INFO,
+    clean_text: CleanTextCache | None = None,
 ) -> FilteringBoundLogger:
     """A JSON-lines structlog logger writing to `stream`, built without global configuration.
 
-    Records below `level` are dropped before any processor runs.
+    Records below `level` are dropped before any processor runs. Lines are written through a
+    `BufferedWriteLogger`: flush `stream` to see the latest info lines in its file at once.
 
     Args:
         redactor: the runtime's one redactor (see `RedactingProcessor`).
         stream: where lines go, one JSON object per line.
         level: the least severe stdlib level written.
+        clean_text: a memory of clean strings shared with the span guard (see
+            `RedactingProcessor`).
     """
     wrapper = structlog.make_filtering_bound_logger(level)
-    return wrapper(structlog.WriteLogger(stream), build_processors(redactor), {})
+    processors = build_processors(redactor, clean_text=clean_text)
+    return wrapper(BufferedWriteLogger(stream), processors, {})
 
 
 def route_stdlib_logging(
@@ -184,6 +336,8 @@ class LogObserver:
         logger: a structlog logger (see `build_logger`), or anything with its `log` method.
         span_ids: the tracing side; None writes null ids.
         capture_content: add redacted `arguments` / `result` to tool events.
+        flush: called after each `turn_end` line, so a turn's lines are in the file when it
+            ends (`build_logger` does not flush info lines one by one); e.g. `stream.flush`.
     """
 
     def __init__(
@@ -192,10 +346,12 @@ class LogObserver:
         *,
         span_ids: SpanIds | None = None,
         capture_content: bool = False,
+        flush: Callable[[], None] | None = None,
     ) -> None:
         self.errors = 0
         """Events that failed to log (never raised into the turn)."""
         self._log = logger.log
+        self._flush = flush
         self._ids = SpanIdCache(span_ids)
         self._capture = capture_content
         self._handlers: dict[type, Callable[[Any], None]] = {
@@ -349,6 +505,8 @@ class LogObserver:
             error=event.error,
         )
         self._log(_TURN_LEVELS.get(event.outcome, logging.INFO), "turn_end", **fields)
+        if self._flush is not None:
+            self._flush()
 
 
 def _ms(seconds: float) -> float:

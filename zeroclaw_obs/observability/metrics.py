@@ -174,6 +174,28 @@ def _exemplar(ids: Ids | None) -> dict[str, str] | None:
     return {"trace_id": trace_id, "span_id": span_id}
 
 
+class _Children:
+    """A labelled metric's children by label values, each looked up from the metric once.
+
+    `labels()` validates the values and takes the metric's lock on every call; a child never
+    changes once created (nothing here removes one), so the first answer is kept. The label
+    values are bounded (see the module docstring), and with them this dict.
+    """
+
+    __slots__ = ("_children", "_labels")
+
+    def __init__(self, metric: Counter | Histogram) -> None:
+        self._labels = metric.labels
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        """The child for these label values (as `metric.labels(*values)`)."""
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self._labels(*values)
+        return child
+
+
 class DroppedTelemetryCollector:
     """`zeroclaw_telemetry_dropped_total{signal}`, read from a `HealthSource` at scrape time.
 
@@ -257,18 +279,22 @@ class MetricsObserver:
         }
 
     def _build_metrics(self, registry: CollectorRegistry) -> None:
-        def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
-            return Counter(name, doc, labels, registry=registry)
+        # Labelled metrics are kept as `_Children`: call them with the label values.
+        def counter(name: str, doc: str, labels: tuple[str, ...]) -> _Children:
+            return _Children(Counter(name, doc, labels, registry=registry))
 
-        def histogram(
+        def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(name, doc, registry=registry, buckets=buckets)
+
+        def histograms(
             name: str, doc: str, labels: tuple[str, ...], buckets: tuple[float, ...]
-        ) -> Histogram:
-            return Histogram(name, doc, labels, registry=registry, buckets=buckets)
+        ) -> _Children:
+            return _Children(Histogram(name, doc, labels, registry=registry, buckets=buckets))
 
         self._tool_calls = counter(
             "zeroclaw_tool_calls_total", "Tool result slots closed.", ("tool", "outcome")
         )
-        self._tool_duration = histogram(
+        self._tool_duration = histograms(
             "zeroclaw_tool_duration_seconds",
             "Time from dispatch to recorded result, approval wait excluded.",
             ("tool", "outcome"),
@@ -277,7 +303,7 @@ class MetricsObserver:
         self._llm_requests = counter(
             "zeroclaw_llm_requests_total", "Provider calls.", ("provider", "model", "success")
         )
-        self._llm_duration = histogram(
+        self._llm_duration = histograms(
             "zeroclaw_llm_duration_seconds",
             "Provider call latency.",
             ("provider", "model"),
@@ -290,7 +316,7 @@ class MetricsObserver:
         )
         self._turns = counter("zeroclaw_turns_total", "Turns ended, by outcome.", ("outcome",))
         self._turn_duration = histogram(
-            "zeroclaw_turn_duration_seconds", "Whole-turn latency.", (), TURN_DURATION_BUCKETS
+            "zeroclaw_turn_duration_seconds", "Whole-turn latency.", TURN_DURATION_BUCKETS
         )
         self._approvals = counter(
             "zeroclaw_approvals_total", "Approval decisions.", ("tool", "decision", "surface")
@@ -298,7 +324,6 @@ class MetricsObserver:
         self._approval_wait = histogram(
             "zeroclaw_approval_wait_seconds",
             "Time spent waiting for an approval decision.",
-            (),
             APPROVAL_WAIT_BUCKETS,
         )
         self._redactions = counter(
@@ -334,7 +359,7 @@ class MetricsObserver:
         label = _bounded(surface)
         for rule, count in counts.items():
             if count > 0:
-                self._redactions.labels(_bounded(rule), label).inc(count)
+                self._redactions(_bounded(rule), label).inc(count)
 
     def tool_label(self, name: str, *, known: bool = True) -> str:
         """The bounded `tool` label: the name if the registry knows it, else `unknown`."""
@@ -349,19 +374,17 @@ class MetricsObserver:
 
     def _on_agent_end(self, event: AgentEnd) -> None:
         ids = self._ids.forget(event.correlation.turn_id)
-        self._turns.labels(event.outcome.value).inc()
+        self._turns(event.outcome.value).inc()
         self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids))
 
     def _on_llm_response(self, event: LlmResponse) -> None:
         provider, model = _bounded(event.provider), _bounded(event.model)
         ids = self._ids.lookup(event.correlation.turn_id)
         success = "true" if event.success else "false"
-        self._llm_requests.labels(provider, model, success).inc(exemplar=_exemplar(ids))
-        self._llm_duration.labels(provider, model).observe(
-            event.duration_s, exemplar=_exemplar(ids)
-        )
-        self._tokens.labels(provider, model, "input").inc(event.input_tokens)
-        self._tokens.labels(provider, model, "output").inc(event.output_tokens)
+        self._llm_requests(provider, model, success).inc(exemplar=_exemplar(ids))
+        self._llm_duration(provider, model).observe(event.duration_s, exemplar=_exemplar(ids))
+        self._tokens(provider, model, "input").inc(event.input_tokens)
+        self._tokens(provider, model, "output").inc(event.output_tokens)
 
     def _on_tool_call_start(self, event: ToolCallStart) -> None:
         self._ids.remember(event.correlation.turn_id, event.tool_call_id)
@@ -371,10 +394,10 @@ class MetricsObserver:
         exemplar = _exemplar(ids)
         tool = self.tool_label(event.tool, known=event.known_tool)
         outcome = event.outcome.value
-        self._tool_calls.labels(tool, outcome).inc(exemplar=exemplar)
-        self._tool_duration.labels(tool, outcome).observe(event.duration_s, exemplar=exemplar)
+        self._tool_calls(tool, outcome).inc(exemplar=exemplar)
+        self._tool_duration(tool, outcome).observe(event.duration_s, exemplar=exemplar)
         if event.receipt is not None:
-            self._receipts.labels(tool).inc()
+            self._receipts(tool).inc()
         if event.redaction_counts:
             self.count_redactions(event.redaction_counts, _TOOL_RESULT_SURFACE)
 
@@ -382,14 +405,14 @@ class MetricsObserver:
         tool = self.tool_label(event.tool)
         decision = _one_of(event.decision, _DECISIONS)
         surface = _one_of(event.surface, _SURFACES)
-        self._approvals.labels(tool, decision, surface).inc()
+        self._approvals(tool, decision, surface).inc()
         ids = self._ids.lookup(event.correlation.turn_id)
         self._approval_wait.observe(event.wait_s, exemplar=_exemplar(ids))
 
     def _on_loop_detection(self, event: LoopDetection) -> None:
         kind = _one_of(event.kind, _LOOP_KINDS)
         severity = _one_of(event.severity, _LOOP_SEVERITIES)
-        self._loop_detections.labels(kind, severity).inc()
+        self._loop_detections(kind, severity).inc()
 
 
 def render_metrics(registry: CollectorRegistry, *, openmetrics: bool) -> bytes:

@@ -3,9 +3,10 @@
 `setup_telemetry` assembles, for one process: the tracer provider (OTLP / OTLP-JSON file /
 console, each behind the export guard and a bounded batch queue), the span observer, the
 Prometheus registry and its observer (optionally served on `/metrics`), structlog JSON logs
-(with stdlib logging routed through the same redacting chain), progress lines and the terminal
-trace tree. The fan-out order matters: the span observer runs first so the metrics exemplars
-and log records of the same event can carry its trace and span ids.
+(with stdlib logging routed through the same redacting chain), progress lines and, unless
+switched off, the terminal trace tree. The fan-out order matters: the span observer runs
+first so the metrics exemplars and log records of the same event can carry its trace and
+span ids.
 
 `Telemetry.shutdown` flushes with a deadline; a collector that is down or never answers costs
 the turn nothing and delays exit by at most that deadline.
@@ -13,6 +14,7 @@ the turn nothing and delays exit by at most that deadline.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -24,6 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
 
 from ..redaction import Redactor
+from .export_guard import CleanTextCache
 from .health import TelemetryHealth
 from .logs import LogObserver, build_logger, route_stdlib_logging
 from .metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
@@ -52,6 +55,8 @@ class TelemetryOptions:
     """Write progress lines here (None: no progress lines)."""
     console_spans: bool = False
     """Also print spans to stderr with the SDK's console exporter."""
+    trace_tree: bool = True
+    """Collect the terminal trace tree (`Telemetry.tree`); off, no tree observer runs."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -62,11 +67,14 @@ class Telemetry:
     observer: MultiObserver
     registry: CollectorRegistry
     health: TelemetryHealth
-    tree: TraceTreeObserver
+    tree: TraceTreeObserver | None = None
+    """The terminal trace tree; None when `TelemetryOptions.trace_tree` is off."""
     tracer_provider: TracerProvider | None = None
     span_observer: SpanObserver | None = None
     metrics_server: MetricsServer | None = None
     log_handler: logging.Handler | None = None
+    log_stream: TextIO | None = None
+    """Where log lines go; flushed at shutdown (info lines are not flushed one by one)."""
     _closed: bool = False
 
     def metrics_text(self) -> bytes:
@@ -86,7 +94,7 @@ class Telemetry:
         )
 
     def shutdown(self, timeout_s: float = 5.0) -> bool:
-        """Flush spans within `timeout_s`, stop the metrics server, detach logging.
+        """Flush spans (within `timeout_s`) and log lines, stop the metrics server, detach logging.
 
         Never raises and never waits longer than the deadline for an exporter.
 
@@ -101,6 +109,9 @@ class Telemetry:
             self.metrics_server.close()
         if self.log_handler is not None:
             logging.getLogger().removeHandler(self.log_handler)
+        if self.log_stream is not None:
+            with contextlib.suppress(OSError, ValueError):  # a full disk, a closed stream
+                self.log_stream.flush()
         return flushed
 
 
@@ -152,11 +163,14 @@ def setup_telemetry(
     # land on the user's terminal via logging's last resort. The failures are counted instead.
     if options.logs is None:
         _quiet_sdk_loggers()
+    # One memory of clean strings for the span guard and the log processor: a receipt or a
+    # call id a log line already had scanned is not scanned again on the export thread.
+    clean_text = CleanTextCache(redactor)
     provider = build_tracer_provider(
         service_name=options.env.get("OTEL_SERVICE_NAME") or SERVICE_NAME,
         otlp_json_path=options.otlp_json,
         console=options.console_spans,
-        redactor=redactor,
+        redactor=clean_text,
         health=health,
         env=options.env,
     )
@@ -174,13 +188,15 @@ def setup_telemetry(
     observers.append(metrics)
     log_handler = None
     if options.logs is not None:
-        logger = build_logger(redactor=redactor, stream=options.logs)
-        observers.append(LogObserver(logger, span_ids=span_observer))
+        logger = build_logger(redactor=redactor, stream=options.logs, clean_text=clean_text)
+        observers.append(LogObserver(logger, span_ids=span_observer, flush=options.logs.flush))
         log_handler = route_stdlib_logging(redactor, options.logs, logging.WARNING)
     if options.progress is not None:
         observers.append(ProgressObserver(options.progress))
-    tree = TraceTreeObserver(span_observer)
-    observers.append(tree)
+    tree = None
+    if options.trace_tree:
+        tree = TraceTreeObserver(span_observer)
+        observers.append(tree)
     server = None
     if options.metrics_port is not None:
         server = serve_metrics(registry, port=options.metrics_port)
@@ -193,4 +209,5 @@ def setup_telemetry(
         span_observer=span_observer,
         metrics_server=server,
         log_handler=log_handler,
+        log_stream=options.logs,
     )

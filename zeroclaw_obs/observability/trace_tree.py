@@ -19,8 +19,9 @@ events, whose payloads are already redacted; the tree shows no payloads at all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from .events import (
     AgentEnd,
@@ -72,6 +73,15 @@ class TraceTreeObserver:
     def __init__(self, span_ids: SpanIdSource | None = None) -> None:
         self._span_ids = span_ids
         self._turns: dict[str, _Turn] = {}
+        # By exact type, like the other observers: the events the tree ignores (a tool call's
+        # start, a provider request) cost one lookup.
+        self._handlers: dict[type, Callable[[Any, _Turn], None]] = {
+            LlmResponse: self._on_llm_response,
+            ToolCall: self._on_tool_call,
+            ApprovalDecision: self._on_approval,
+            LoopDetection: self._on_loop_detection,
+            AgentEnd: self._on_agent_end,
+        }
 
     def on_event(self, event: ObserverEvent) -> None:
         try:
@@ -86,40 +96,47 @@ class TraceTreeObserver:
                 self._turns.pop(next(iter(self._turns)))
             self._turns[turn_id] = _Turn(event.correlation.agent_alias, event.time_ns)
             return
-        turn = self._turns.get(turn_id)
-        if turn is None:
-            return
-        if isinstance(event, LlmResponse):
-            tokens = f"  {event.input_tokens}→{event.output_tokens} tokens"
-            status = "" if event.success else "  failed"
-            turn.iteration(event.iteration).lines.append(
-                (
-                    event.time_ns - int(event.duration_s * 1e9),
-                    f"chat {event.model}  {event.duration_s:.2f}s{tokens}{status}",
-                )
+        handler = self._handlers.get(type(event))
+        turn = self._turns.get(turn_id) if handler is not None else None
+        if handler is not None and turn is not None:
+            handler(event, turn)
+
+    def _on_llm_response(self, event: LlmResponse, turn: _Turn) -> None:
+        tokens = f"  {event.input_tokens}→{event.output_tokens} tokens"
+        status = "" if event.success else "  failed"
+        turn.iteration(event.iteration).lines.append(
+            (
+                event.time_ns - int(event.duration_s * 1e9),
+                f"chat {event.model}  {event.duration_s:.2f}s{tokens}{status}",
             )
-        elif isinstance(event, ToolCall):
-            turn.iteration(event.iteration).lines.append((event.start_time_ns, _tool_line(event)))
-        elif isinstance(event, ApprovalDecision):
-            turn.iteration(event.iteration).lines.append(
-                (
-                    event.wait_start_ns,
-                    f"await_approval {event.tool}  {event.wait_s:.2f}s  "
-                    f"{event.decision} ({event.surface})",
-                )
+        )
+
+    def _on_tool_call(self, event: ToolCall, turn: _Turn) -> None:
+        turn.iteration(event.iteration).lines.append((event.start_time_ns, _tool_line(event)))
+
+    def _on_approval(self, event: ApprovalDecision, turn: _Turn) -> None:
+        turn.iteration(event.iteration).lines.append(
+            (
+                event.wait_start_ns,
+                f"await_approval {event.tool}  {event.wait_s:.2f}s  "
+                f"{event.decision} ({event.surface})",
             )
-        elif isinstance(event, LoopDetection):
-            turn.iteration(event.iteration).lines.append(
-                (event.time_ns, f"loop detection {event.kind} ({event.severity})")
-            )
-        elif isinstance(event, AgentEnd):
-            ids = self._span_ids.ids_for(turn_id) if self._span_ids is not None else None
-            turn.trace_id = ids[0] if ids else None
-            trace = f"  trace {turn.trace_id}" if turn.trace_id else f"  turn {turn_id}"
-            turn.header = (
-                f"invoke_agent {turn.agent}  {event.duration_s:.2f}s  {event.outcome.value}  "
-                f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}{trace}"
-            )
+        )
+
+    def _on_loop_detection(self, event: LoopDetection, turn: _Turn) -> None:
+        turn.iteration(event.iteration).lines.append(
+            (event.time_ns, f"loop detection {event.kind} ({event.severity})")
+        )
+
+    def _on_agent_end(self, event: AgentEnd, turn: _Turn) -> None:
+        turn_id = event.correlation.turn_id
+        ids = self._span_ids.ids_for(turn_id) if self._span_ids is not None else None
+        turn.trace_id = ids[0] if ids else None
+        trace = f"  trace {turn.trace_id}" if turn.trace_id else f"  turn {turn_id}"
+        turn.header = (
+            f"invoke_agent {turn.agent}  {event.duration_s:.2f}s  {event.outcome.value}  "
+            f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}{trace}"
+        )
 
     def render(self, turn_id: str | None = None) -> str:
         """The tree of one turn (the latest by default), or "" when there is none."""

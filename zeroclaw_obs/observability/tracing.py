@@ -48,6 +48,9 @@ from .health import HealthCounter, Signal, TelemetryHealth
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 
+Ids = tuple[str, str]
+"""(trace_id as 32 lowercase hex, span_id as 16 lowercase hex)."""
+
 _log = logging.getLogger(__name__)
 
 _SCOPE = "zeroclaw_obs"
@@ -95,10 +98,13 @@ class _OpenTurn:
     root: Span
     context: otel_context.Context
     """`set_span_in_context(root)`: the explicit parent of every child."""
+    ids: Ids | None
+    """The root's ids (`_ids`), read once: metrics and logs ask for them on every event."""
     chats: dict[int, Span] = field(default_factory=dict)
     """Open `chat` spans by iteration."""
-    tools: dict[str, list[Span]] = field(default_factory=dict)
-    """Open `execute_tool` spans by call id; a list because a model may repeat an id."""
+    tools: dict[str, list[tuple[Span, Ids | None]]] = field(default_factory=dict)
+    """Open `execute_tool` spans and their ids by call id; a list because a model may repeat
+    an id."""
     open_children: int = 0
     provider_error: str | None = None
     """The last failed provider call's error type: the turn's `error.type` if it ends in error."""
@@ -178,7 +184,7 @@ class SpanObserver:
                     "span observer failed on %s: %s", type(event).__name__, type(exc).__name__
                 )
 
-    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
         """(trace_id as 32 hex, span_id as 16 hex) of a tool span, or of the turn's root.
 
         Answers while the span is open and for the `max_recent_spans` most recently ended
@@ -192,10 +198,10 @@ class SpanObserver:
             turn = self._turns.get(turn_id)
             if turn is not None:
                 if tool_call_id is None:
-                    return _ids(turn.root)
+                    return turn.ids
                 spans = turn.tools.get(tool_call_id)
                 if spans:
-                    return _ids(spans[0])
+                    return spans[0][1]
             return self._recent.get((turn_id, tool_call_id))
 
     # -- turn ------------------------------------------------------------------------------
@@ -221,7 +227,7 @@ class SpanObserver:
             attributes=attributes,
             start_time=event.time_ns,
         )
-        turn = _OpenTurn(root=root, context=trace.set_span_in_context(root))
+        turn = _OpenTurn(root=root, context=trace.set_span_in_context(root), ids=_ids(root))
         with self._lock:
             evicted = [self._turns.pop(c.turn_id)] if c.turn_id in self._turns else []
             self._turns[c.turn_id] = turn
@@ -254,7 +260,7 @@ class SpanObserver:
             root.set_attribute("error.type", error_type)
             root.set_status(Status(StatusCode.ERROR, self._describe(event.error)))
         root.end(end_time=event.time_ns)
-        self._remember((turn_id, None), root)
+        self._remember((turn_id, None), turn.ids)
 
     # -- provider calls --------------------------------------------------------------------
 
@@ -318,8 +324,9 @@ class SpanObserver:
         if turn is None or not self._room(turn):
             return  # beyond the cap `ToolCall` builds the span whole
         span = self._start_tool(turn, event, event.time_ns)
+        opened = (span, _ids(span))
         with self._lock:
-            turn.tools.setdefault(event.tool_call_id, []).append(span)
+            turn.tools.setdefault(event.tool_call_id, []).append(opened)
             turn.open_children += 1
 
     def _start_tool(self, turn: _OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> Span:
@@ -345,11 +352,13 @@ class SpanObserver:
         turn = self._turn(event.correlation.turn_id)
         if turn is None:
             return
-        span = self._pop_tool(turn, event.tool_call_id)
-        if span is None:
+        opened = self._pop_tool(turn, event.tool_call_id)
+        if opened is None:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
             # still carries the real start, so the span is whole.
             span = self._start_tool(turn, event, event.start_time_ns)
+            opened = (span, _ids(span))
+        span, ids = opened
         attributes: dict[str, Any] = {
             "zeroclaw.tool.outcome": event.outcome.value,
             "zeroclaw.tool.truncated_bytes": event.truncated_chars,
@@ -371,7 +380,7 @@ class SpanObserver:
                 timestamp=event.time_ns,
             )
         span.end(end_time=event.time_ns)
-        self._remember((event.correlation.turn_id, event.tool_call_id), span)
+        self._remember((event.correlation.turn_id, event.tool_call_id), ids)
 
     def _loop_detection(self, event: LoopDetection) -> None:
         turn = self._turn(event.correlation.turn_id)
@@ -379,7 +388,7 @@ class SpanObserver:
             return
         with self._lock:
             spans = turn.tools.get(event.tool_call_id)
-            span = spans[0] if spans else turn.root
+            span = spans[0][0] if spans else turn.root
         span.add_event(
             "zeroclaw.loop_detection",
             {
@@ -425,19 +434,18 @@ class SpanObserver:
         """Whether one more child may stay open (the per-turn bound on memory)."""
         return turn.open_children < self._max_children
 
-    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> Span | None:
+    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> tuple[Span, Ids | None] | None:
         with self._lock:
             spans = turn.tools.get(call_id)
             if not spans:
                 return None
-            span = spans.pop(0)
+            opened = spans.pop(0)
             if not spans:
                 del turn.tools[call_id]
             turn.open_children -= 1
-            return span
+            return opened
 
-    def _remember(self, key: tuple[str, str | None], span: Span) -> None:
-        ids = _ids(span)
+    def _remember(self, key: tuple[str, str | None], ids: Ids | None) -> None:
         if ids is None:
             return
         with self._lock:
@@ -454,14 +462,14 @@ class SpanObserver:
 
 def _end_unfinished(turn: _OpenTurn, end_ns: int) -> None:
     """End children the engine never closed (a bug upstream) so the trace stays whole."""
-    leftovers = list(turn.chats.values()) + [s for spans in turn.tools.values() for s in spans]
+    leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
     for span in leftovers:
         span.set_attribute("error.type", "unfinished")
         span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=end_ns)
 
 
-def _ids(span: Span) -> tuple[str, str] | None:
+def _ids(span: Span) -> Ids | None:
     ctx = span.get_span_context()
     if not ctx.is_valid or not ctx.trace_flags.sampled:
         return None

@@ -1,0 +1,94 @@
+"""Tests for `zeroclaw_obs.observability.telemetry`: what `setup_telemetry` installs and flushes."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from zeroclaw_obs.observability.otlp_json import read_otlp_json
+from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
+from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
+from zeroclaw_obs.redaction import Redactor
+
+from ..conftest import make_replay
+from .test_metrics import SECRET, WEATHER, call, mixed_turn
+
+NO_EXPORT = {"OTEL_TRACES_EXPORTER": "none"}
+"""Spans keep their ids but go nowhere: no collector is dialled."""
+
+LEAKY_TURN = {
+    "user": "go",
+    "config": {"approval": {"auto_approve": ["get_weather"]}, "receipts": {"enabled": True}},
+    "tools": [WEATHER],
+    "responses": [
+        {"tool_calls": [call("get_weather", "c1", city="Leaky")]},
+        {"tool_calls": [call("get_weather", "c2", city="Leaky")]},
+        {"text": "done"},
+    ],
+}
+
+
+class TestSetupTelemetry:
+    async def test_every_log_line_is_in_the_file_after_shutdown(self, tmp_path):
+        """Info lines are not flushed one by one, yet after `shutdown` every line of every turn
+        is on disk, with the stream still open."""
+        path = tmp_path / "logs.jsonl"
+        with path.open("w", encoding="utf-8") as stream:
+            telemetry = setup_telemetry(
+                TelemetryOptions(logs=stream, env=NO_EXPORT),
+                redactor=Redactor(),
+            )
+            for _ in range(3):
+                await make_replay(mixed_turn(), observer=telemetry.observer).run()
+            telemetry.shutdown(timeout_s=5.0)
+            records = [json.loads(line) for line in path.read_text().splitlines()]
+        assert 3 == sum(1 for r in records if r["event"] == "turn_end")
+        assert 3 * 4 == sum(1 for r in records if r["event"] == "tool_call_result")
+
+    async def test_a_secret_reaches_neither_file(self, tmp_path):
+        """With the guard and the log processor sharing one memory of clean strings, a secret
+        in tool results, on a user's span or in a library's log line reaches neither file."""
+        spans, logs = tmp_path / "spans.jsonl", tmp_path / "logs.jsonl"
+        with logs.open("w", encoding="utf-8") as stream:
+            telemetry = setup_telemetry(
+                TelemetryOptions(otlp_json=spans, logs=stream, env={}), redactor=Redactor()
+            )
+            for _ in range(2):
+                await make_replay(LEAKY_TURN, observer=telemetry.observer).run()
+            assert telemetry.tracer_provider is not None
+            user = telemetry.tracer_provider.get_tracer("user-code")
+            user.start_span("user", attributes={"token": SECRET, "channel": "cli"}).end()
+            logging.getLogger("tests.zeroclaw.library").warning("token=%s", SECRET)
+            telemetry.shutdown(timeout_s=5.0)
+        exported = spans.read_text() + logs.read_text()
+        read = read_otlp_json(spans)
+        assert "[REDACTED:github_token]" == read[-1]["attributes"]["token"]
+        assert 3 == len({s["trace_id"] for s in read})
+        assert SECRET not in exported
+
+    def test_the_trace_tree_is_on_by_default(self):
+        """The terminal tree is kept unless asked otherwise (the command line keeps it on)."""
+        telemetry = setup_telemetry(TelemetryOptions(env=NO_EXPORT), redactor=Redactor())
+        try:
+            assert isinstance(telemetry.tree, TraceTreeObserver)
+        finally:
+            telemetry.shutdown()
+
+    def test_the_trace_tree_can_be_left_out(self):
+        """`trace_tree=False` installs no tree observer: nothing is kept per event."""
+        telemetry = setup_telemetry(
+            TelemetryOptions(trace_tree=False, env=NO_EXPORT), redactor=Redactor()
+        )
+        try:
+            assert None is telemetry.tree
+        finally:
+            telemetry.shutdown()
+
+    def test_shutdown_survives_a_closed_log_stream(self, tmp_path):
+        """A log stream the caller already closed is not an error at shutdown."""
+        stream = (tmp_path / "logs.jsonl").open("w", encoding="utf-8")
+        telemetry = setup_telemetry(
+            TelemetryOptions(logs=stream, env=NO_EXPORT), redactor=Redactor()
+        )
+        stream.close()
+        assert telemetry.shutdown(timeout_s=5.0)
