@@ -22,6 +22,7 @@ Risky parts:
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
@@ -55,6 +56,10 @@ from ._structured import (
 __all__ = ["DEFAULT_RULE_IDS", "RULES", "RedactionConfigError", "Redactor"]
 
 _RULE_ID = compile_pattern(r"[a-z][a-z0-9_]{0,63}")
+# Exactly one receipt or one marker (linear: a bounded, anchored pattern on Python `re`).
+_WHOLE_PROTECTED = re.compile(
+    r"zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}|\[REDACTED:[a-z0-9_]{1,64}\]"
+)
 _JOIN = "\n\0\n"
 """Joins a structure's strings for one scan; no rule matches across it (see `_texts`)."""
 
@@ -329,6 +334,10 @@ class Redactor:
 
     def _text(self, text: str, counts: dict[str, int] | None) -> str:
         if not text:
+            return text
+        if text[0] in "z[" and _WHOLE_PROTECTED.fullmatch(text):
+            # A receipt or a marker on its own is never changed (they are protected inside
+            # any text too); telemetry carries many fresh ones, so skip the scan for them.
             return text
         if text[0] in "{[":
             structured = self._json(text, counts)
