@@ -224,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             telemetry.shutdown(timeout_s=1.0)
         staging.discard()
         return _bad_input(str(exc))
-    print(outcome.text.rstrip("\n"), flush=True)
+    # The answer leaves the engine like every other payload: through the one redactor.
+    print(redactor.redact_text(outcome.text).rstrip("\n"), flush=True)
     telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
     if (loss := telemetry.loss_summary()) is not None:
         print(loss, file=sys.stderr)

@@ -239,3 +239,15 @@ def test_outcome_enum_is_shared():
         "excluded",
     }
     assert expected == {o.value for o in ToolOutcome}
+
+
+class TestAnswerChunk:
+    async def test_final_answer_chunk_is_redacted(self, run_scenario):
+        """The final answer's `chunk` TurnEvent goes out redacted, like every streaming event."""
+        secret = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
+        outcome, replay = await run_scenario(
+            {"user": "hi", "responses": [{"text": f"your token is {secret}"}]}
+        )
+        (chunk,) = [e for e in replay.events.events if e.type == "chunk"]
+        assert "your token is [REDACTED:github_token]" == chunk.data["text"]
+        assert f"your token is {secret}" == outcome.text

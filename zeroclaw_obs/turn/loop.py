@@ -103,6 +103,10 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
         outcome = await _run_guarded(execution, state)
         if outcome.kind is TurnOutcomeKind.CANCELLED:
             await _drain_cancellation(state)
+        else:
+            # The answer is a streaming event like any other: it goes out redacted.
+            answer = execution.redactor.redact_text(outcome.text)
+            state.events(TurnEvent(type="chunk", data={"text": answer}))
     emit(
         AgentEnd(
             correlation=state.correlation,
@@ -144,8 +148,6 @@ async def _drain_cancellation(state: TurnState) -> None:
 def _end(
     state: TurnState, kind: TurnOutcomeKind, text: str, *, error: str | None = None
 ) -> TurnOutcome:
-    if kind is not TurnOutcomeKind.CANCELLED:
-        state.events(TurnEvent(type="chunk", data={"text": text}))
     return TurnOutcome(
         kind=kind, text=text, iterations=state.iteration, turn_id=state.turn_id, error=error
     )
