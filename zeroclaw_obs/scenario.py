@@ -45,6 +45,14 @@ class ScenarioAgent(_Model):
     channel: str = "cli"
 
 
+def _chosen_outcomes(
+    output: str | None, error: str | None, raise_: str | None, hang: bool
+) -> list[str]:
+    """The outcome fields a scripted rule sets (a valid outcome sets exactly one)."""
+    given = (("output", output), ("error", error), ("raise", raise_), ("hang", hang or None))
+    return [name for name, value in given if value is not None]
+
+
 class ScriptedOutcome(_Model):
     """What a scripted tool does: exactly one of output / error / raise / hang."""
 
@@ -58,16 +66,7 @@ class ScriptedOutcome(_Model):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ScriptedOutcome:
-        chosen = [
-            n
-            for n, v in (
-                ("output", self.output),
-                ("error", self.error),
-                ("raise", self.raise_),
-                ("hang", self.hang or None),
-            )
-            if v is not None
-        ]
+        chosen = _chosen_outcomes(self.output, self.error, self.raise_, self.hang)
         if len(chosen) != 1:
             raise ValueError(
                 "needs exactly one of output, error, raise, hang"
@@ -91,21 +90,11 @@ class ScriptedRule(_Model):
 
     @model_validator(mode="after")
     def _one_form(self) -> ScriptedRule:
-        inline = any(v is not None for v in (self.output, self.error, self.raise_)) or self.hang
+        chosen = _chosen_outcomes(self.output, self.error, self.raise_, self.hang)
         if self.default is not None:
-            if self.when is not None or inline:
+            if self.when is not None or chosen:
                 raise ValueError("a `default` rule takes no `when` and no inline outcome")
             return self
-        chosen = [
-            n
-            for n, v in (
-                ("output", self.output),
-                ("error", self.error),
-                ("raise", self.raise_),
-                ("hang", self.hang or None),
-            )
-            if v is not None
-        ]
         if len(chosen) != 1:
             raise ValueError(
                 "a rule needs `default`, or `when` with exactly one of output, error, raise, hang"
