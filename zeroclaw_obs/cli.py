@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -25,6 +24,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from ._output_files import temp_beside, write_atomically
 from .config import (
     ReceiptsConfig,
     RuntimeConfig,
@@ -165,12 +165,9 @@ class _Staging:
     def _stage(self, target: Path | None) -> Path | None:
         if target is None:
             return None
-        directory = target.parent if str(target.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(fd)
-        _default_mode(Path(tmp))
-        self._moves.append((Path(tmp), target))
-        return Path(tmp)
+        temp = temp_beside(target)
+        self._moves.append((temp, target))
+        return temp
 
     def _close(self) -> None:
         if self.logs is not None and not self.logs.closed:
@@ -365,34 +362,14 @@ async def _run(replay: Replay) -> TurnOutcome:
 def _write_outputs(outputs: _Outputs, replay: Replay, telemetry: Telemetry) -> None:
     if outputs.events is not None:
         lines = (json.dumps(e.to_json_dict(), ensure_ascii=False) for e in replay.events.events)
-        _atomic_write(outputs.events, "".join(line + "\n" for line in lines))
+        write_atomically(outputs.events, "".join(line + "\n" for line in lines))
     if outputs.history is not None:
         history = json.dumps(replay.state.messages, ensure_ascii=False, indent=2)
-        _atomic_write(outputs.history, history + "\n")
+        write_atomically(outputs.history, history + "\n")
     if outputs.audit is not None:
         replay.audit.write_jsonl(outputs.audit)
     if outputs.metrics is not None:
-        _atomic_write(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        _default_mode(Path(tmp))
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _default_mode(path: Path) -> None:
-    # mkstemp creates 0600 files; outputs get the usual mode (0666 less the umask).
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+        write_atomically(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from .._output_files import write_atomically
 
 __all__ = [
     "AUDIT_DECISIONS",
@@ -134,20 +135,7 @@ class AuditLog:
             OSError: the directory is missing or not writable, or the move fails; the
                 temporary file is removed first.
         """
-        target = Path(path)
-        fd, temp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        lines = "".join(
+            json.dumps(entry.to_json_dict(), ensure_ascii=False) + "\n" for entry in self._entries
         )
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                for entry in self._entries:
-                    handle.write(json.dumps(entry.to_json_dict(), ensure_ascii=False))
-                    handle.write("\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp_name, target)
-        except BaseException:
-            # BaseException, not Exception: a cancelled or interrupted run must not leave
-            # a stray temporary file beside the audit log either.
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        write_atomically(Path(path), lines, private=True)
