@@ -16,12 +16,11 @@ from zeroclaw_obs.observability.metrics import (
     LABEL_LIMIT,
     HealthSource,
     MetricsObserver,
-    SpanIdCache,
-    SpanIds,
     render_metrics,
     serve_metrics,
 )
 from zeroclaw_obs.observability.observer import MultiObserver
+from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 WEATHER = {

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.sampling import (
 )
 
 from zeroclaw_obs.errors import ConfigError
-from zeroclaw_obs.observability.export_guard import BoundedBatchSpanProcessor
+from zeroclaw_obs.observability.batching import BoundedBatchSpanProcessor
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter, read_otlp_json
 from zeroclaw_obs.observability.tracer_setup import (

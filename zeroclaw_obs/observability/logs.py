@@ -44,7 +44,7 @@ from .events import (
     TurnOutcomeKind,
 )
 from .export_guard import CleanTextCache
-from .metrics import SpanIdCache, SpanIds
+from .span_ids import SpanIdCache, SpanIds
 
 __all__ = [
     "BufferedWriteLogger",

@@ -32,7 +32,8 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from opentelemetry.util.re import parse_env_headers
 
 from ..errors import ConfigError
-from .export_guard import BoundedBatchSpanProcessor, RedactingSpanExporter, TextRedactor
+from .batching import BoundedBatchSpanProcessor
+from .export_guard import RedactingSpanExporter, TextRedactor
 from .health import TelemetryHealth
 from .otlp_json import OtlpJsonFileExporter
 from .tracing import ContentCapture

@@ -45,11 +45,9 @@ from .events import (
     TurnOutcomeKind,
 )
 from .health import HealthCounter, Signal, TelemetryHealth
+from .span_ids import Ids
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
-
-Ids = tuple[str, str]
-"""(trace_id as 32 lowercase hex, span_id as 16 lowercase hex)."""
 
 _log = logging.getLogger(__name__)
 

@@ -1,0 +1,157 @@
+"""The bounded batching in front of every exporter: drops counted, deadlines kept."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+from zeroclaw_obs.observability.batching import BoundedBatcher, BoundedBatchSpanProcessor
+from zeroclaw_obs.observability.health import Signal, TelemetryHealth
+
+from .test_export_guard import RaisingExporter
+
+
+class Gate:
+    """An export callable that blocks until released, and records what it shipped."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.shipped: list[int] = []
+
+    def __call__(self, batch: list[int]) -> bool:
+        self.entered.set()
+        self.release.wait(10)
+        self.shipped.extend(batch)
+        return True
+
+
+class TestBoundedBatcher:
+    def test_a_full_queue_drops_and_counts_without_blocking(self):
+        """With the worker stuck in an export, `emit` beyond the bound drops and counts."""
+        gate, health = Gate(), TelemetryHealth()
+        batcher = BoundedBatcher(
+            gate, signal=Signal.TRACES, health=health, max_queue_size=2,
+            max_export_batch_size=2, schedule_delay_s=60,
+        )  # fmt: skip
+        batcher.emit(1)
+        batcher.emit(2)
+        assert gate.entered.wait(5)  # the worker holds [1, 2] and is blocked
+        started = time.perf_counter()
+        for item in range(3, 8):
+            batcher.emit(item)
+        assert time.perf_counter() - started < 0.5
+        assert {"traces": 3} == dict(health.snapshot().dropped)  # 3 and 4 queued, 5..7 dropped
+        gate.release.set()
+        assert batcher.force_flush(5)
+        assert [1, 2, 3, 4] == gate.shipped
+        batcher.shutdown(5)
+
+    def test_failed_and_raising_exports_are_counted(self):
+        """A batch whose export fails or raises counts one failure and its items as dropped."""
+        results = iter([False, ConnectionError("down")])
+
+        def export(batch):
+            result = next(results)
+            if isinstance(result, Exception):
+                raise result
+            return result
+
+        health = TelemetryHealth()
+        batcher = BoundedBatcher(export, signal=Signal.LOGS, health=health, max_export_batch_size=2)
+        for item in range(4):
+            batcher.emit(item)
+        assert batcher.force_flush(5)
+        snapshot = health.snapshot()
+        assert ({"logs": 2}, {"logs": 4}) == (
+            dict(snapshot.export_failures),
+            dict(snapshot.dropped),
+        )
+        batcher.shutdown(5)
+
+    def test_shutdown_has_a_deadline(self):
+        """Shutdown returns at its deadline with the worker stuck; what is left is dropped."""
+        gate, health = Gate(), TelemetryHealth()
+        batcher = BoundedBatcher(
+            gate, signal=Signal.TRACES, health=health, max_queue_size=4,
+            max_export_batch_size=1, schedule_delay_s=60,
+        )  # fmt: skip
+        batcher.emit(1)
+        assert gate.entered.wait(5)
+        batcher.emit(2)
+        started = time.perf_counter()
+        assert not batcher.shutdown(0.1)
+        assert time.perf_counter() - started < 1.0
+        assert {"traces": 1} == dict(health.snapshot().dropped)
+        batcher.emit(3)  # after shutdown: dropped and counted
+        assert {"traces": 2} == dict(health.snapshot().dropped)
+        gate.release.set()
+
+    def test_force_flush_has_a_deadline(self):
+        """`force_flush` returns False at its timeout while an export hangs."""
+        gate = Gate()
+        batcher = BoundedBatcher(gate, signal=Signal.TRACES, health=TelemetryHealth())
+        batcher.emit(1)
+        assert not batcher.force_flush(0.05)
+        gate.release.set()
+        assert batcher.force_flush(5)
+        batcher.shutdown(5)
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"max_queue_size": 0}, "max_queue_size must be a positive integer, got 0"),
+            ({"max_export_batch_size": 0}, "max_export_batch_size must be a positive integer"),
+            (
+                {"max_queue_size": 2, "max_export_batch_size": 3},
+                "max_export_batch_size must be less than or equal to max_queue_size",
+            ),
+            ({"schedule_delay_s": 0}, "schedule_delay_s must be positive"),
+        ],
+    )
+    def test_settings_are_validated(self, kwargs, message):
+        """A bad size or delay raises `ValueError` naming the rule."""
+        with pytest.raises(ValueError, match=message):
+            BoundedBatcher(lambda b: True, signal=Signal.TRACES, health=TelemetryHealth(), **kwargs)
+
+
+class TestBoundedBatchSpanProcessor:
+    def test_spans_reach_the_exporter_on_flush(self):
+        """Ended spans are exported by the worker; `force_flush` waits for them."""
+        memory = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(BoundedBatchSpanProcessor(memory, health=TelemetryHealth()))
+        provider.get_tracer("t").start_span("s").end()
+        assert provider.force_flush(5000)
+        assert ["s"] == [s.name for s in memory.get_finished_spans()]
+        provider.shutdown()
+
+    def test_unsampled_spans_are_not_queued(self):
+        """A span the sampler dropped is never exported."""
+        memory = InMemorySpanExporter()
+        provider = TracerProvider(sampler=ALWAYS_OFF)
+        provider.add_span_processor(BoundedBatchSpanProcessor(memory, health=TelemetryHealth()))
+        provider.get_tracer("t").start_span("s").end()
+        provider.force_flush(5000)
+        assert () == memory.get_finished_spans()
+        provider.shutdown()
+
+    def test_exporter_failures_are_counted(self):
+        """An exporter that raises is counted as a failure; its spans as dropped."""
+        health = TelemetryHealth()
+        provider = TracerProvider()
+        provider.add_span_processor(BoundedBatchSpanProcessor(RaisingExporter(), health=health))
+        for _ in range(3):
+            provider.get_tracer("t").start_span("s").end()
+        provider.force_flush(5000)
+        snapshot = health.snapshot()
+        assert ({"traces": 1}, {"traces": 3}) == (
+            dict(snapshot.export_failures),
+            dict(snapshot.dropped),
+        )
+        provider.shutdown()

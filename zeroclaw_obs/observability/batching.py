@@ -1,0 +1,288 @@
+"""Bounded batching: when telemetry ships, off the turn's path, with every loss counted.
+
+`BoundedBatcher` is a bounded queue drained by one worker thread; it knows nothing of the
+signal, so spans (`BoundedBatchSpanProcessor`) and log lines (`logs.QueuedLogger`) share it.
+`emit` never blocks and counts every drop in `TelemetryHealth`; the worker catches export
+errors and counts them; shutdown and flush have deadlines.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from .health import HealthCounter, Signal, TelemetryHealth
+
+__all__ = ["DROP_LOG_INTERVAL_S", "BoundedBatchSpanProcessor", "BoundedBatcher"]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DROP_LOG_INTERVAL_S = 60.0
+"""At most one drop warning per signal per minute: drop logging must not flood."""
+
+
+class _RateLimitedWarning:
+    """Logs a message at most once per interval, so a broken backend cannot flood the log."""
+
+    def __init__(self, message: str, interval_s: float = DROP_LOG_INTERVAL_S) -> None:
+        self._message = message
+        self._interval = interval_s
+        self._next = 0.0
+
+    def __call__(self, *args: object) -> None:
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self._interval
+            _log.warning(self._message, *args)
+
+
+class BoundedBatcher(Generic[T]):
+    """A bounded queue drained in batches by one worker thread; one implementation per signal.
+
+    `emit` never blocks and never raises: when the queue is full the item is dropped and
+    counted. The worker wakes every `schedule_delay_s`, or early once a batch is ready, and
+    hands batches to `export`; a batch whose export returns False or raises is counted as one
+    export failure and its items as dropped (there is no retry here; exporters retry within
+    their own timeout). `force_flush` and `shutdown` wait at most their timeout.
+
+    Args:
+        export: ships one batch; returns True on success. Called only from the worker thread.
+        signal: the `signal` label of the counts.
+        health: where drops and failures are counted.
+        max_queue_size: the bound; items beyond it are dropped.
+        max_export_batch_size: the most items per `export` call.
+        schedule_delay_s: the longest an item waits before the worker looks at the queue.
+
+    Raises:
+        ValueError: a size or delay breaks its rule; the message names the rule.
+    """
+
+    def __init__(
+        self,
+        export: Callable[[list[T]], bool],
+        *,
+        signal: Signal,
+        health: TelemetryHealth,
+        max_queue_size: int = 2048,
+        max_export_batch_size: int = 512,
+        schedule_delay_s: float = 5.0,
+    ) -> None:
+        _validate(max_queue_size, max_export_batch_size, schedule_delay_s)
+        self._export = export
+        self._signal = signal
+        self._health = health
+        self._queue: deque[T] = deque(maxlen=max_queue_size)  # the bound
+        self._batch_size = max_export_batch_size
+        self._delay = schedule_delay_s
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._flush_waiters: list[threading.Event] = []
+        self._closing = False
+        self._abandoned = False
+        self._wait_until: float | None = None
+        """The earliest deadline a caller is (or was) waiting on the worker for, until the worker
+        next finishes a drain; shutdown never waits past it (exit pays for a stuck export once)."""
+        self._warn_dropped = _RateLimitedWarning(
+            "%s queue full or closed: dropping (counted in zeroclaw_telemetry_dropped_total)"
+        )
+        self._warn_failed = _RateLimitedWarning("%s export raised %s: batch dropped (counted)")
+        self._worker = threading.Thread(
+            target=self._run, name=f"zeroclaw-{signal.value}-export", daemon=True
+        )
+        self._worker.start()
+
+    def emit(self, item: T) -> None:
+        """Queue one item, or drop and count it. Never blocks (beyond a short lock) or raises."""
+        ready = False
+        with self._lock:
+            accepted = not self._closing and len(self._queue) < self._queue.maxlen  # type: ignore[operator]
+            if accepted:
+                self._queue.append(item)
+                ready = len(self._queue) >= self._batch_size
+        if not accepted:
+            self._health.increment(HealthCounter.DROPPED, self._signal)
+            self._warn_dropped(self._signal.value)
+        elif ready:
+            self._wake.set()
+
+    def force_flush(self, timeout_s: float) -> bool:
+        """Ask the worker to export everything queued; wait at most `timeout_s`.
+
+        Returns:
+            True when the queue was drained in time.
+        """
+        done = threading.Event()
+        deadline = time.monotonic() + max(timeout_s, 0.0)
+        with self._lock:
+            if self._closing:
+                return False
+            self._flush_waiters.append(done)
+            if self._wait_until is None or deadline < self._wait_until:
+                self._wait_until = deadline
+        self._wake.set()
+        return done.wait(max(timeout_s, 0.0)) and not self._abandoned
+
+    def shutdown(self, timeout_s: float) -> bool:
+        """Stop accepting items, export what is queued, and stop the worker, within `timeout_s`.
+
+        Items still queued at the deadline are dropped and counted; a worker stuck in a slow
+        export is abandoned (it is a daemon thread and stops after that export returns). While
+        a flush is waiting, or after one missed its deadline, shutdown waits no later than that
+        flush's deadline: exit pays for a stuck export once, not once per call.
+
+        Returns:
+            True when everything queued was handed to `export` before the deadline.
+        """
+        with self._lock:
+            if self._closing:
+                return not self._worker.is_alive()
+            self._closing = True
+        self._wake.set()
+        limit = max(timeout_s, 0.0)
+        if self._wait_until is not None:
+            limit = min(limit, max(self._wait_until - time.monotonic(), 0.0))
+        self._worker.join(limit)
+        finished = not self._worker.is_alive()
+        with self._lock:
+            self._abandoned = not finished
+            left = len(self._queue)
+            self._queue.clear()
+            waiters, self._flush_waiters = self._flush_waiters, []
+        for waiter in waiters:
+            waiter.set()
+        self._health.increment(HealthCounter.DROPPED, self._signal, left)
+        return finished and left == 0
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self._delay)
+            self._wake.clear()
+            with self._lock:
+                waiters, self._flush_waiters = self._flush_waiters, []
+                closing = self._closing
+            self._drain()
+            with self._lock:
+                if not self._flush_waiters:
+                    self._wait_until = None
+            for waiter in waiters:
+                waiter.set()
+            if closing:
+                return
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if self._abandoned or not self._queue:
+                    return
+                count = min(self._batch_size, len(self._queue))
+                batch = [self._queue.popleft() for _ in range(count)]
+            self._ship(batch)
+
+    def _ship(self, batch: list[T]) -> None:
+        try:
+            ok = self._export(batch)
+        except Exception as exc:
+            self._warn_failed(self._signal.value, type(exc).__name__)
+            ok = False
+        if not ok:
+            self._health.increment(HealthCounter.EXPORT_FAILURES, self._signal)
+            self._health.increment(HealthCounter.DROPPED, self._signal, len(batch))
+
+
+def _validate(max_queue_size: int, max_export_batch_size: int, schedule_delay_s: float) -> None:
+    if max_queue_size <= 0:
+        raise ValueError(f"max_queue_size must be a positive integer, got {max_queue_size}")
+    if max_export_batch_size <= 0:
+        raise ValueError(
+            f"max_export_batch_size must be a positive integer, got {max_export_batch_size}"
+        )
+    if max_export_batch_size > max_queue_size:
+        raise ValueError(
+            "max_export_batch_size must be less than or equal to max_queue_size, got "
+            f"{max_export_batch_size} > {max_queue_size}"
+        )
+    if schedule_delay_s <= 0:
+        raise ValueError(f"schedule_delay_s must be positive, got {schedule_delay_s}")
+
+
+class BoundedBatchSpanProcessor(SpanProcessor):
+    """Ships sampled ended spans through a `BoundedBatcher` to one exporter.
+
+    `on_end` runs on the turn's path and only appends to the bounded queue; everything slow
+    (the export guard, encoding, the network) happens on the worker thread. Install it last-hop:
+    the exporter given here should already be wrapped in `RedactingSpanExporter`.
+
+    Args:
+        exporter: where spans go.
+        health: where drops and failures are counted.
+        max_queue_size: the bound (`OTEL_BSP_MAX_QUEUE_SIZE`).
+        max_export_batch_size: spans per export (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
+        schedule_delay_s: worker wake-up period (`OTEL_BSP_SCHEDULE_DELAY`, in seconds here).
+        shutdown_timeout_s: the deadline of `shutdown`, which the SDK calls without one.
+
+    Raises:
+        ValueError: a size or delay breaks its rule; the message names the rule.
+    """
+
+    def __init__(
+        self,
+        exporter: SpanExporter,
+        *,
+        health: TelemetryHealth,
+        max_queue_size: int = 2048,
+        max_export_batch_size: int = 512,
+        schedule_delay_s: float = 5.0,
+        shutdown_timeout_s: float = 5.0,
+    ) -> None:
+        self.exporter = exporter
+        self._shutdown_timeout_s = shutdown_timeout_s
+        self._batcher: BoundedBatcher[ReadableSpan] = BoundedBatcher(
+            self._export,
+            signal=Signal.TRACES,
+            health=health,
+            max_queue_size=max_queue_size,
+            max_export_batch_size=max_export_batch_size,
+            schedule_delay_s=schedule_delay_s,
+        )
+        self._shut = False
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        context = span.context
+        if context is None or not context.trace_flags.sampled:
+            return
+        self._batcher.emit(span)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._batcher.force_flush(timeout_millis / 1000)
+
+    def shutdown(self) -> None:
+        """Drain within `shutdown_timeout_s`, then shut the exporter down (idempotent)."""
+        if self._shut:
+            return
+        self._shut = True
+        self._batcher.shutdown(self._shutdown_timeout_s)
+        try:
+            # Interrupts an OTLP exporter's retry back-off if the worker is still in it.
+            self.exporter.shutdown()
+        except Exception as exc:
+            _log.warning(
+                "span exporter %s failed to shut down: %s",
+                type(self.exporter).__name__,
+                type(exc).__name__,
+            )
+
+    def _export(self, batch: list[ReadableSpan]) -> bool:
+        return self.exporter.export(batch) is SpanExportResult.SUCCESS
