@@ -133,3 +133,45 @@ class TestScenarioErrors:
         tool = {"name": "t", "responses": [rule]}
         with pytest.raises(ConfigError, match=r"tools\.0\.responses\.0"):
             parse_scenario({"user": "x", "responses": [{"text": "x"}], "tools": [tool]}, "s")
+
+
+class TestJitter:
+    def scenario(self, rule: dict) -> dict:
+        return {
+            "user": "x",
+            "responses": [{"text": "x"}],
+            "tools": [{"name": "t", "responses": [rule]}],
+        }
+
+    @pytest.mark.parametrize(
+        "rule",
+        [
+            {"when": {"a": 1}, "output": "x", "delay_ms": 20, "jitter_ms": 60},
+            {"default": {"output": "x", "delay_ms": 20, "jitter_ms": 60}},
+        ],
+    )
+    def test_jitter_beside_the_outcome(self, rule):
+        """`jitter_ms` sits beside `delay_ms` in a `when` rule or inside `default`."""
+        scenario = parse_scenario(self.scenario(rule), "s")
+        assert (20, 60) == (
+            scenario.tools[0].responses[0].inline_outcome().delay_ms,
+            scenario.tools[0].responses[0].inline_outcome().jitter_ms,
+        )
+
+    def test_no_jitter_by_default(self):
+        """Files written before `jitter_ms` existed load with no jitter."""
+        scenario = parse_scenario(self.scenario({"default": {"output": "x", "delay_ms": 5}}), "s")
+        assert 0 == scenario.tools[0].responses[0].inline_outcome().jitter_ms
+
+    @pytest.mark.parametrize(
+        ("rule", "fragment"),
+        [
+            ({"default": {"output": "x", "jitter_ms": -1}}, "jitter_ms: Input should be greater"),
+            ({"default": {"output": "x"}, "jitter_ms": 10}, "put `jitter_ms` inside `default`"),
+        ],
+    )
+    def test_invalid_jitter_is_named(self, rule, fragment):
+        """A negative jitter, or one outside a `default` it cannot apply to, is rejected."""
+        with pytest.raises(ConfigError, match=r"tools\.0\.responses\.0") as info:
+            parse_scenario(self.scenario(rule), "s")
+        assert fragment in str(info.value)

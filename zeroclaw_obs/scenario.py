@@ -63,6 +63,8 @@ class ScriptedOutcome(_Model):
     raise_: str | None = Field(default=None, alias="raise")
     hang: bool = False
     delay_ms: float = Field(default=0, ge=0)
+    jitter_ms: float = Field(default=0, ge=0)
+    """Up to this much more delay, drawn uniformly per call (0: always exactly `delay_ms`)."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ScriptedOutcome:
@@ -87,6 +89,7 @@ class ScriptedRule(_Model):
     raise_: str | None = Field(default=None, alias="raise")
     hang: bool = False
     delay_ms: float = Field(default=0, ge=0)
+    jitter_ms: float = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _one_form(self) -> ScriptedRule:
@@ -94,6 +97,8 @@ class ScriptedRule(_Model):
         if self.default is not None:
             if self.when is not None or chosen:
                 raise ValueError("a `default` rule takes no `when` and no inline outcome")
+            if self.jitter_ms:
+                raise ValueError("put `jitter_ms` inside `default`, beside its outcome")
             return self
         if len(chosen) != 1:
             raise ValueError(
@@ -111,6 +116,7 @@ class ScriptedRule(_Model):
             raise_=self.raise_,
             hang=self.hang,
             delay_ms=self.delay_ms,
+            jitter_ms=self.jitter_ms,
         )
 
     def matches(self, args: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 
@@ -42,3 +43,37 @@ class TestScriptedTool:
         result = await make({"when": {"a": 1}, "output": "x"}).execute({"a": 2})
         assert not result.success
         assert "no scripted response matches" in result.error
+
+
+class TestJitter:
+    async def test_delay_is_delay_plus_a_uniform_draw(self, monkeypatch):
+        """Each call sleeps `delay_ms` plus a uniform draw in [0, `jitter_ms`] from its rng."""
+        slept: list[float] = []
+
+        async def record(seconds: float) -> None:
+            slept.append(seconds)
+
+        monkeypatch.setattr(asyncio, "sleep", record)
+        spec = ScenarioTool(
+            name="t", responses=[{"default": {"output": "x", "delay_ms": 100, "jitter_ms": 50}}]
+        )
+        tool = ScriptedTool(spec, rng=random.Random(7))
+        for _ in range(20):
+            assert ToolResult.ok("x") == await tool.execute({})
+        expected = random.Random(7)
+        assert [(100 + expected.uniform(0, 50)) / 1000 for _ in range(20)] == slept
+        assert all(0.1 <= s <= 0.15 for s in slept)
+        assert len(set(slept)) > 1
+
+    async def test_no_jitter_sleeps_exactly_the_delay(self, monkeypatch):
+        """Without `jitter_ms` the delay is the same on every call."""
+        slept: list[float] = []
+
+        async def record(seconds: float) -> None:
+            slept.append(seconds)
+
+        monkeypatch.setattr(asyncio, "sleep", record)
+        tool = make({"default": {"output": "x", "delay_ms": 40}})
+        await tool.execute({})
+        await tool.execute({})
+        assert [0.04, 0.04] == slept

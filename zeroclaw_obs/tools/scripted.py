@@ -3,12 +3,16 @@
 A scripted tool is a real `Tool` (schema-validated, dispatched, timed out, receipted like any
 other); only its body is a table of rules: the first rule whose `when` keys all equal the
 dispatched arguments wins, else the `default`. A rule may return output, fail with an error,
-raise, or hang (until the per-tool timeout or cancellation ends it), after an optional delay.
+raise, or hang (until the per-tool timeout or cancellation ends it), after an optional delay:
+`delay_ms`, plus up to `jitter_ms` more drawn uniformly for each call, so a replayed scenario
+spreads its tool latencies the way real tools do. The draw uses the tool's own generator, never
+the process-wide `random` state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 from ..scenario import ScenarioTool
@@ -24,12 +28,27 @@ class ScriptedToolError(RuntimeError):
 class ScriptedTool(Tool):
     """A tool that replays a scenario's rules."""
 
-    def __init__(self, spec: ScenarioTool, *, provenance: Provenance = Provenance.NATIVE) -> None:
+    def __init__(
+        self,
+        spec: ScenarioTool,
+        *,
+        provenance: Provenance = Provenance.NATIVE,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Bind the tool to its rules.
+
+        Args:
+            spec: the scenario's tool: name, description, schema and rules.
+            provenance: native, or extension for an MCP server's tool.
+            rng: draws the `jitter_ms` part of each delay; when None, a fresh unseeded one is
+                made at the first jittered call (seeding costs ~10 µs, paid only if used).
+        """
         self.name = spec.name
         self.description = spec.description
         self.provenance = provenance
         self._schema = spec.parameters
         self._rules = spec.responses
+        self._rng = rng
 
     def parameters_schema(self) -> dict[str, Any]:
         return self._schema
@@ -39,8 +58,13 @@ class ScriptedTool(Tool):
         if rule is None:
             return ToolResult.fail(f"no scripted response matches these arguments for {self.name}")
         outcome = rule.inline_outcome()
-        if outcome.delay_ms:
-            await asyncio.sleep(outcome.delay_ms / 1000)
+        delay_ms = outcome.delay_ms
+        if outcome.jitter_ms:
+            if self._rng is None:
+                self._rng = random.Random()
+            delay_ms += self._rng.uniform(0, outcome.jitter_ms)
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000)
         if outcome.hang:
             await asyncio.Event().wait()
         if outcome.raise_ is not None:
