@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import logging
+import threading
+import time
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -13,10 +16,13 @@ import pytest
 import structlog
 
 from zeroclaw_obs.observability.export_guard import CleanTextCache
+from zeroclaw_obs.observability.health import Signal, TelemetryHealth
 from zeroclaw_obs.observability.logs import (
     BufferedWriteLogger,
     LogObserver,
+    QueuedLogger,
     RedactingProcessor,
+    add_event_time,
     build_logger,
     build_processors,
     route_stdlib_logging,
@@ -341,13 +347,24 @@ class TestBufferedWriteLogger:
 
 class TestBuildLogger:
     def test_processor_order(self):
-        """Redaction runs after exception formatting and is the last step before the renderer."""
+        """Redaction runs after exception formatting; after it only the time and the renderer."""
         chain = build_processors(Redactor())
-        assert (RedactingProcessor, structlog.processors.JSONRenderer) == (
-            type(chain[-2]),
-            type(chain[-1]),
-        )
-        assert chain.index(structlog.processors.format_exc_info) < len(chain) - 2
+        assert RedactingProcessor is type(chain[-3])
+        assert add_event_time is chain[-2]
+        assert structlog.processors.JSONRenderer is type(chain[-1])
+        assert chain.index(structlog.processors.format_exc_info) < len(chain) - 3
+
+    def test_a_float_timestamp_is_the_moment_logged(self, stream):
+        """A float `timestamp` (set by `QueuedLogger`) is written as that moment, in UTC."""
+        build_logger(redactor=Redactor(), stream=stream).info("hello", timestamp=1717243200.000001)
+        assert "2024-06-01T12:00:00.000001Z" == lines(stream)[0]["timestamp"]
+
+    def test_any_other_timestamp_is_replaced_by_now(self, stream):
+        """A `timestamp` field that is not a float cannot smuggle text past the redactor."""
+        build_logger(redactor=Redactor(), stream=stream).info("hello", timestamp=SECRET)
+        [record] = lines(stream)
+        assert record["timestamp"].startswith("20") and record["timestamp"].endswith("Z")
+        assert [] == leaked_pieces(stream.getvalue())
 
     def test_json_lines_with_level_and_utc_timestamp(self, stream):
         """Each record is one JSON line with `level` and an ISO UTC `timestamp`."""
@@ -408,11 +425,12 @@ class TestRouteStdlibLogging:
         assert "ValueError: bad credentials [REDACTED:github_token]" in record["exception"]
 
     def test_foreign_chain_ends_in_redaction(self, library_logger, stream):
-        """The foreign pre-chain ends in `RedactingProcessor`; after it nothing adds text."""
+        """The foreign pre-chain ends in `RedactingProcessor` and the time; nothing adds text."""
         handler = route_stdlib_logging(Redactor(), stream, logger=library_logger)
         formatter = handler.formatter
         assert isinstance(formatter, structlog.stdlib.ProcessorFormatter)
-        assert isinstance(formatter.foreign_pre_chain[-1], RedactingProcessor)
+        assert isinstance(formatter.foreign_pre_chain[-2], RedactingProcessor)
+        assert add_event_time is formatter.foreign_pre_chain[-1]
         assert structlog.processors.format_exc_info in formatter.foreign_pre_chain
         after = formatter.processors
         assert structlog.stdlib.ProcessorFormatter.remove_processors_meta == after[0]
@@ -436,3 +454,89 @@ class TestRouteStdlibLogging:
         finally:
             root.removeHandler(handler)
         assert handler not in root.handlers
+
+
+class BlockingLogger:
+    """A logger whose first `log` call waits for `release`: the worker is busy, lines pile up."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        self.events: list[str] = []
+
+    def log(self, level: int, event: str, **fields: Any) -> None:
+        self.entered.set()
+        self.release.wait(10)
+        self.events.append(event)
+
+
+class TestQueuedLogger:
+    def test_lines_are_processed_and_written_by_the_worker(self, stream):
+        """Lines reach the stream through the redacting chain, in order, once flushed."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        queued = QueuedLogger(logger, health=TelemetryHealth(), schedule_delay_s=3600)
+        queued.log(logging.INFO, "first", token=SECRET)
+        queued.log(logging.WARNING, "second")
+        assert queued.force_flush(5)
+        assert ["first", "second"] == [r["event"] for r in lines(stream)]
+        assert [] == leaked_pieces(stream.getvalue())
+        assert queued.shutdown(5)
+
+    def test_the_timestamp_is_when_the_line_was_logged(self, stream):
+        """The worker writes later, yet the line carries the moment `log` was called."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        queued = QueuedLogger(logger, health=TelemetryHealth(), schedule_delay_s=3600)
+        before = time.time()
+        queued.log(logging.INFO, "hello")
+        after = time.time()
+        time.sleep(0.05)  # the write happens well after `after`
+        assert queued.shutdown(5)
+        [record] = lines(stream)
+        written = record["timestamp"].replace("Z", "+00:00")
+        moment = datetime.datetime.fromisoformat(written).timestamp()
+        assert before - 1e-6 <= moment <= after + 1e-6
+
+    def test_a_full_queue_drops_and_counts_without_blocking(self):
+        """With the worker stuck, lines beyond the bound are dropped and counted as logs."""
+        blocking, health = BlockingLogger(), TelemetryHealth()
+        queued = QueuedLogger(
+            blocking,
+            health=health,
+            max_queue_size=2,
+            max_export_batch_size=1,
+            schedule_delay_s=3600,
+        )
+        queued.log(logging.INFO, "taken")  # a full batch: the worker takes it and blocks
+        assert blocking.entered.wait(5)
+        for i in range(5):
+            queued.log(logging.INFO, f"queued-{i}")
+        assert 3 == health.snapshot().dropped[Signal.LOGS.value]
+        blocking.release.set()
+        assert queued.shutdown(5)
+        assert ["taken", "queued-0", "queued-1"] == blocking.events
+
+    def test_lines_below_the_level_are_not_queued(self, stream):
+        """A debug line costs nothing when the level is info."""
+        blocking, health = BlockingLogger(), TelemetryHealth()
+        blocking.release.set()
+        queued = QueuedLogger(blocking, health=health, level=logging.INFO)
+        queued.log(logging.DEBUG, "quiet")
+        queued.log(logging.INFO, "loud")
+        assert queued.shutdown(5)
+        assert ["loud"] == blocking.events
+
+    def test_a_line_that_fails_costs_only_that_line(self, stream):
+        """An unencodable field drops its line (counted); the batch's other lines are written."""
+
+        class Unprintable:
+            def __repr__(self) -> str:
+                raise RuntimeError("no repr")
+
+        health = TelemetryHealth()
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        queued = QueuedLogger(logger, health=health, schedule_delay_s=3600)
+        queued.log(logging.INFO, "bad", value=Unprintable())
+        queued.log(logging.INFO, "good")
+        assert queued.shutdown(5)
+        assert ["good"] == [r["event"] for r in lines(stream)]
+        assert 1 == health.snapshot().dropped[Signal.LOGS.value]

@@ -115,6 +115,10 @@ class BoundedBatcher(Generic[T]):
         elif ready:
             self._wake.set()
 
+    def wake(self) -> None:
+        """Ask the worker to export what is queued now, without waiting for it."""
+        self._wake.set()
+
     def force_flush(self, timeout_s: float) -> bool:
         """Ask the worker to export everything queued; wait at most `timeout_s`.
 

@@ -11,14 +11,17 @@ Risky parts:
   before the renderer; `build_processors` fixes that order and a test holds it there.
 - Nothing here touches structlog's or logging's global configuration: loggers are built from
   explicit processors, and the stdlib handler is returned so the caller can remove it.
-- `LogObserver` writes synchronously to the logger's stream on the turn's path. Give it a
-  stream that does not block (a file, a pipe with a reader, or a queue-backed writer). Info
-  lines are not flushed one by one (`BufferedWriteLogger`): whoever owns the stream flushes it
-  at the end of a turn and at exit, or lines still in its buffer are lost with the process.
+- The turn's path pays for a dict and a queue append per line, no more: `QueuedLogger` hands
+  each line, with the time it was logged, to a bounded queue, and one worker thread runs the
+  processors (redaction included) and writes. A full queue drops lines and counts them
+  (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never blocks the turn. Lines are
+  written when a batch is ready, at the end of every turn, every `schedule_delay_s`, and at
+  shutdown (with a deadline): a process killed outright loses the lines of the last second.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import time
@@ -29,6 +32,7 @@ import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
 from ..redaction import Redactor
+from .batching import BoundedBatcher
 from .events import (
     AgentEnd,
     AgentStart,
@@ -44,12 +48,15 @@ from .events import (
     TurnOutcomeKind,
 )
 from .export_guard import CleanTextCache
+from .health import HealthCounter, Signal, TelemetryHealth
 from .span_ids import SpanIdCache, SpanIds
 
 __all__ = [
     "BufferedWriteLogger",
     "LogObserver",
+    "QueuedLogger",
     "RedactingProcessor",
+    "add_event_time",
     "build_logger",
     "build_processors",
     "route_stdlib_logging",
@@ -226,13 +233,38 @@ class BufferedWriteLogger(structlog.WriteLogger):
     warn = warning = fatal = failure = err = error = critical = exception = msg_and_flush
 
 
+_UTC = datetime.UTC
+
+
+def add_event_time(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    """Write `timestamp` as ISO 8601 UTC (`…T12:00:00.000001Z`): when the line was logged.
+
+    A float `timestamp` is that moment (`QueuedLogger` sets it on the caller's thread, so a
+    line written later by the worker still says when it happened); anything else is replaced
+    by now. It runs after redaction: it writes only digits formatted from a number, and a
+    unique string per line would only evict useful entries from the clean-text memory.
+    """
+    when = event_dict.get("timestamp")
+    moment = (
+        datetime.datetime.fromtimestamp(when, _UTC)
+        if type(when) is float
+        else datetime.datetime.now(_UTC)
+    )
+    event_dict["timestamp"] = moment.isoformat().replace("+00:00", "Z")
+    return event_dict
+
+
 def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
-    """Level, time, exception text, then redaction: everything up to the renderer."""
+    """Level, exception text, redaction, then the time: everything up to the renderer.
+
+    Every processor that adds free text (`format_exc_info`: the message and stack trace) runs
+    before `redacting`; after it only `add_event_time`, which writes a formatted number.
+    """
     return [
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
         structlog.processors.format_exc_info,
         redacting,
+        add_event_time,
     ]
 
 
@@ -254,7 +286,7 @@ def build_processors(
             `RedactingProcessor`).
 
     Returns:
-        A new list; its last two steps are `RedactingProcessor` and `JSONRenderer`.
+        A new list: ..., `RedactingProcessor`, `add_event_time`, `JSONRenderer`.
     """
     redacting = RedactingProcessor(redactor, clean_text=clean_text)
     return [*_pre_render(redacting), _json(redacting)]
@@ -317,6 +349,84 @@ def route_stdlib_logging(
     handler.setFormatter(formatter)
     (logger or logging.getLogger()).addHandler(handler)
     return handler
+
+
+class QueuedLogger:
+    """Log lines leave the turn's path: `log` queues them, a worker thread writes them.
+
+    `log(level, event, **fields)` keeps the time (a float `timestamp`, see `add_event_time`)
+    and appends the line to a `BoundedBatcher`; the worker calls the wrapped structlog logger,
+    whose processors (redaction, JSON) and write then run on the worker thread, and flushes
+    its stream after each batch. The fields dict becomes the queue's: don't reuse it.
+
+    Args:
+        logger: a structlog logger (see `build_logger`).
+        health: where dropped lines are counted (`signal="logs"`).
+        level: lines below this stdlib level are not queued at all.
+        flush: called after each written batch (e.g. the stream's `flush`).
+        max_queue_size: the most lines waiting; more are dropped and counted.
+        max_export_batch_size: the most lines per batch; a full batch wakes the worker.
+        schedule_delay_s: the longest a line waits while no batch fills.
+
+    The batch size and delay are the OpenTelemetry log SDK's `BatchLogRecordProcessor`
+    defaults (512 lines, 1 s); the queue is four times theirs, since a turn of 500 calls logs
+    about 1,000 lines in a burst.
+    """
+
+    def __init__(
+        self,
+        logger: Any,
+        *,
+        health: TelemetryHealth,
+        level: int = logging.INFO,
+        flush: Callable[[], None] | None = None,
+        max_queue_size: int = 8192,
+        max_export_batch_size: int = 512,
+        schedule_delay_s: float = 1.0,
+    ) -> None:
+        self._logger = logger
+        self._health = health
+        self._level = level
+        self._flush = flush
+        self._batcher: BoundedBatcher[tuple[int, str, dict[str, Any]]] = BoundedBatcher(
+            self._write,
+            signal=Signal.LOGS,
+            health=health,
+            max_queue_size=max_queue_size,
+            max_export_batch_size=max_export_batch_size,
+            schedule_delay_s=schedule_delay_s,
+        )
+
+    def log(self, level: int, event: str, **fields: Any) -> None:
+        """Queue one line (or drop and count it). Never blocks or raises."""
+        if level < self._level:
+            return
+        fields["timestamp"] = time.time()
+        self._batcher.emit((level, event, fields))
+
+    def wake(self) -> None:
+        """Have the worker write what is queued now (the end of a turn), without waiting."""
+        self._batcher.wake()
+
+    def force_flush(self, timeout_s: float) -> bool:
+        """Write everything queued; wait at most `timeout_s`. True when done in time."""
+        return self._batcher.force_flush(timeout_s)
+
+    def shutdown(self, timeout_s: float) -> bool:
+        """Write what is queued and stop the worker within `timeout_s`; the rest is counted."""
+        return self._batcher.shutdown(timeout_s)
+
+    def _write(self, batch: list[tuple[int, str, dict[str, Any]]]) -> bool:
+        log = self._logger.log
+        for level, event, fields in batch:
+            try:
+                log(level, event, **fields)
+            except Exception:
+                # One bad line (an object whose repr raises, a closed stream) costs that line.
+                self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
+        if self._flush is not None:
+            self._flush()
+        return True
 
 
 class LogObserver:

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 from ..redaction import Redactor
 from .export_guard import CleanTextCache
 from .health import TelemetryHealth
-from .logs import LogObserver, build_logger, route_stdlib_logging
+from .logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
 from .metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
 from .observer import MultiObserver, Observer
 from .progress import ProgressObserver
@@ -48,7 +48,9 @@ class TelemetryOptions:
     otlp_json: Path | None = None
     """Write spans as OTLP/JSON lines here instead of sending them over OTLP."""
     metrics_port: int | None = None
-    """Serve `/metrics` on 127.0.0.1 at this port while the process runs (0: any free port)."""
+    """Serve `/metrics` on `metrics_host`:PORT while the process runs (0: any free port)."""
+    metrics_host: str = "127.0.0.1"
+    """The address `/metrics` binds (`0.0.0.0` when the scraper runs in another container)."""
     logs: TextIO | None = None
     """Write structlog JSON lines here (stdlib logging is routed through the same chain)."""
     progress: TextIO | None = None
@@ -75,6 +77,8 @@ class Telemetry:
     log_handler: logging.Handler | None = None
     log_stream: TextIO | None = None
     """Where log lines go; flushed at shutdown (info lines are not flushed one by one)."""
+    log_queue: QueuedLogger | None = None
+    """The worker that writes the observer's log lines; drained at shutdown."""
     _closed: bool = False
 
     def metrics_text(self) -> bytes:
@@ -105,6 +109,9 @@ class Telemetry:
             return True
         self._closed = True
         flushed = shutdown_tracing(self.tracer_provider, timeout_s)
+        if self.log_queue is not None:
+            # Spans first, then lines: both within the deadline, whatever the collector does.
+            flushed = self.log_queue.shutdown(timeout_s) and flushed
         if self.metrics_server is not None:
             self.metrics_server.close()
         if self.log_handler is not None:
@@ -186,10 +193,11 @@ def setup_telemetry(
         registry, span_ids=span_observer, known_tools=known_tools, health=health
     )
     observers.append(metrics)
-    log_handler = None
+    log_handler = log_queue = None
     if options.logs is not None:
         logger = build_logger(redactor=redactor, stream=options.logs, clean_text=clean_text)
-        observers.append(LogObserver(logger, span_ids=span_observer, flush=options.logs.flush))
+        log_queue = QueuedLogger(logger, health=health, flush=options.logs.flush)
+        observers.append(LogObserver(log_queue, span_ids=span_observer, flush=log_queue.wake))
         log_handler = route_stdlib_logging(redactor, options.logs, logging.WARNING)
     if options.progress is not None:
         observers.append(ProgressObserver(options.progress))
@@ -199,7 +207,7 @@ def setup_telemetry(
         observers.append(tree)
     server = None
     if options.metrics_port is not None:
-        server = serve_metrics(registry, port=options.metrics_port)
+        server = serve_metrics(registry, host=options.metrics_host, port=options.metrics_port)
     return Telemetry(
         observer=MultiObserver(observers),
         registry=registry,
@@ -210,4 +218,5 @@ def setup_telemetry(
         metrics_server=server,
         log_handler=log_handler,
         log_stream=options.logs,
+        log_queue=log_queue,
     )
