@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -28,6 +30,7 @@ from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter
 from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.tools.base import tool
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WEATHER = {
@@ -197,6 +200,48 @@ class TestParenting:
         span, root = traced.tool("c1"), traced.root()
         assert span.end_time - span.start_time >= 60_000_000
         assert root.start_time <= span.start_time and span.end_time <= root.end_time
+
+    async def test_spans_the_tool_starts_nest_under_its_tool_span(self, run_scenario, traced):
+        """A span started inside the tool, on any tracer, is a child of that call's span.
+
+        Two parallel calls: each inner span finds its own call's span, not the sibling's.
+        """
+        user_tracer = traced.provider.get_tracer("user.code")
+
+        @tool
+        async def fetch(city: str) -> str:
+            """Fetch a page."""
+            with user_tracer.start_as_current_span(f"GET {city}"):
+                await asyncio.sleep(0.01)
+            return "ok"
+
+        data = scenario(
+            [call("c1", "Paris", "fetch"), call("c2", "Oslo", "fetch")],
+            parallel_tools=True,
+            approval={"auto_approve": ["fetch"]},
+        )
+        await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+        for call_id, city in (("c1", "Paris"), ("c2", "Oslo")):
+            (inner,) = traced.named(f"GET {city}")
+            outer = traced.tool(call_id)
+            assert outer.context.span_id == inner.parent.span_id
+            assert outer.context.trace_id == inner.context.trace_id
+            assert outer.start_time <= inner.start_time and inner.end_time <= outer.end_time
+
+    async def test_the_scope_ends_with_the_call(self, run_scenario, traced):
+        """After the tool returns, the engine's own context no longer has the tool span."""
+        seen: list[object] = []
+
+        @tool
+        async def probe(city: str) -> str:
+            """Report the current span."""
+            seen.append(trace.get_current_span().get_span_context().span_id)
+            return "ok"
+
+        data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
+        await run_scenario(data, observer=traced.observer, extra_tools=[probe])
+        assert [traced.tool("c1").context.span_id] == seen
+        assert not trace.get_current_span().get_span_context().is_valid
 
 
 class TestOutcomes:

@@ -6,13 +6,15 @@ progress lines) implement `Observer` elsewhere, so a turn runs with no telemetry
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from .events import ObserverEvent
 
-__all__ = ["MultiObserver", "NoopObserver", "Observer"]
+__all__ = ["MultiObserver", "NoopObserver", "Observer", "ToolScopes", "tool_scope"]
 
 _log = logging.getLogger(__name__)
 
@@ -28,6 +30,32 @@ class Observer(Protocol):
     def on_event(self, event: ObserverEvent) -> None:
         """Record `event`. Must not block or raise."""
         ...
+
+
+@runtime_checkable
+class ToolScopes(Protocol):
+    """An observer that has a context to run a tool in (the tracing side: its tool span).
+
+    The engine enters the scope around `Tool.execute`, in the task that runs the call, so
+    spans that the tool's own code (or a library it calls, e.g. httpx) starts nest under the
+    call's `execute_tool` span.
+    """
+
+    def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[None] | None:
+        """The scope of the open call `tool_call_id`, or None. Must not block or raise."""
+        ...
+
+
+def tool_scope(observer: Observer, turn_id: str, tool_call_id: str) -> AbstractContextManager[None]:
+    """The scope `observer` gives the call, or an empty one; never raises."""
+    if isinstance(observer, ToolScopes):
+        try:
+            scope = observer.tool_scope(turn_id, tool_call_id)
+        except Exception:
+            scope = None
+        if scope is not None:
+            return scope
+    return contextlib.nullcontext()
 
 
 class NoopObserver:
@@ -53,6 +81,15 @@ class MultiObserver:
         """Append an observer; events it missed are not replayed."""
         # A tuple swapped in whole keeps iteration in `on_event` safe without a lock.
         self._observers = (*self._observers, observer)
+
+    def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[None] | None:
+        """The first child scope (see `ToolScopes`); there is one tracing side per runtime."""
+        for observer in self._observers:
+            if isinstance(observer, ToolScopes):
+                scope = tool_scope(observer, turn_id, tool_call_id)
+                if not isinstance(scope, contextlib.nullcontext):
+                    return scope
+        return None
 
     def on_event(self, event: ObserverEvent) -> None:
         for observer in self._observers:

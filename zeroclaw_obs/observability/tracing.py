@@ -22,6 +22,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -201,6 +202,24 @@ class SpanObserver:
                 if spans:
                     return spans[0][1]
             return self._recent.get((turn_id, tool_call_id))
+
+    def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[Any] | None:
+        """The call's open `execute_tool` span as the current span, while its tool runs.
+
+        The engine enters it in the task that runs the call (`observer.tool_scope`), so a span
+        the tool's own code starts, on any tracer, has the tool span as its parent. The scope
+        neither ends the span nor records the tool's exception on it: the closing event does.
+        None when the call has no open span (evicted, or tracing is off).
+        """
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            spans = turn.tools.get(tool_call_id) if turn is not None else None
+            if not spans:
+                return None
+            span = spans[-1][0]
+        return trace.use_span(
+            span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+        )
 
     # -- turn ------------------------------------------------------------------------------
 

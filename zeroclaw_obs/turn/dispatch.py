@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 
 from ..observability.events import LoopDetection, ToolOutcome
+from ..observability.observer import tool_scope
 from ..tools.base import ToolResult
 from .context import ResolvedAgentExecution, TurnState
 from .hooks import HookCall
@@ -144,8 +145,10 @@ class Dispatcher:
         self._recorder.open(slot)
         slot.executed = True
         try:
-            async with asyncio.timeout(self._timeout):
-                result = await tool.execute(slot.arguments)
+            # The tracing side's scope: spans the tool itself starts nest under its span.
+            with tool_scope(self._execution.observer, self._state.turn_id, slot.call_id):
+                async with asyncio.timeout(self._timeout):
+                    result = await tool.execute(slot.arguments)
         except TimeoutError:
             slot.fill(
                 ToolOutcome.ERROR,
