@@ -351,6 +351,28 @@ class TestOutcomes:
             event.attributes["zeroclaw.tool.truncated_bytes"],
         )
 
+    async def test_truncated_bytes_are_utf8_bytes(self, run_scenario, traced):
+        """40 cut characters of 3 bytes each are 120 bytes; the event also says 40 chars."""
+
+        @tool
+        async def euros(city: str) -> str:
+            """Prices."""
+            return "€" * 50
+
+        data = scenario(
+            [call("c1", "Paris", "euros")],
+            max_tool_result_chars=10,
+            approval={"auto_approve": ["euros"]},
+        )
+        await run_scenario(data, observer=traced.observer, extra_tools=[euros])
+        span = traced.tool("c1")
+        assert 120 == span.attributes["zeroclaw.tool.truncated_bytes"]
+        (event,) = span.events
+        assert (120, 40) == (
+            event.attributes["zeroclaw.tool.truncated_bytes"],
+            event.attributes["zeroclaw.tool.truncated_chars"],
+        )
+
     async def test_receipt_and_key_id(self, run_scenario, traced):
         """With receipts on: the receipt on the tool span, the key id on the turn span."""
         _, replay = await run_scenario(

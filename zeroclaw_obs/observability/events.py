@@ -153,6 +153,9 @@ class ToolCall:
     error_type: str | None = None
     receipt: str | None = None
     truncated_chars: int = 0
+    """Characters of the result cut by `max_tool_result_chars` (0: not truncated)."""
+    truncated_bytes: int = 0
+    """The UTF-8 size of what was cut: `zeroclaw.tool.truncated_bytes` on the span."""
     redaction_counts: dict[str, int] = field(default_factory=dict)
 
 

@@ -568,6 +568,7 @@ class LogObserver:
             error_type=event.error_type,
             receipt=event.receipt,
             truncated_chars=event.truncated_chars,
+            truncated_bytes=event.truncated_bytes,
             redactions=sum(event.redaction_counts.values()),
         )
         if self._capture:

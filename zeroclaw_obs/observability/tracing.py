@@ -378,7 +378,7 @@ class SpanObserver:
         span, ids = opened
         attributes: dict[str, Any] = {
             "zeroclaw.tool.outcome": event.outcome.value,
-            "zeroclaw.tool.truncated_bytes": event.truncated_chars,
+            "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
             "zeroclaw.redaction.count": sum(event.redaction_counts.values()),
         }
         if event.receipt:
@@ -393,7 +393,10 @@ class SpanObserver:
         if event.truncated_chars:
             span.add_event(
                 "zeroclaw.truncation",
-                {"zeroclaw.tool.truncated_bytes": event.truncated_chars},
+                {
+                    "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
+                    "zeroclaw.tool.truncated_chars": event.truncated_chars,
+                },
                 timestamp=event.time_ns,
             )
         span.end(end_time=event.time_ns)

@@ -37,6 +37,7 @@ __all__ = [
     "format_seconds",
     "raised_text",
     "truncate",
+    "truncated_bytes",
     "unknown_text",
 ]
 
@@ -108,6 +109,18 @@ def truncate(text: str, max_chars: int) -> tuple[str, int]:
     dropped = len(text) - max_chars
     end = text[len(text) - tail :] if tail else ""
     return text[:head] + TRUNCATION_MARKER.format(n=dropped) + end, dropped
+
+
+def truncated_bytes(original: str, kept: str, dropped: int) -> int:
+    """The UTF-8 size of what `truncate` cut from `original`; `kept` is its output."""
+    if not dropped:
+        return 0
+    marker = TRUNCATION_MARKER.format(n=dropped)
+    return _utf8_size(original) - (_utf8_size(kept) - _utf8_size(marker))
+
+
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(slots=True)
@@ -213,6 +226,7 @@ class SlotRecorder:
         if self._receipts is not None and slot.executed and slot.outcome is ToolOutcome.SUCCESS:
             slot.receipt = self._sign(slot)
         text, dropped = truncate(slot.text, self._max_chars)
+        dropped_bytes = truncated_bytes(slot.text, text, dropped)
         redacted, counts = self._redactor.redact_text_report(text)
         model_text = redacted if self._redact_history else text
         for note in slot.notes:
@@ -256,6 +270,7 @@ class SlotRecorder:
                 error_type=slot.error_type,
                 receipt=slot.receipt,
                 truncated_chars=dropped,
+                truncated_bytes=dropped_bytes,
                 redaction_counts=counts,
             )
         )
