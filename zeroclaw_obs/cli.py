@@ -1,9 +1,10 @@
-"""The `zeroclaw-obs` command: `run` a scenario, the built-in `demo`, and `redact scan`.
+"""The `zeroclaw-obs` command: `run` a scenario, the built-in `demo`, `load`, and `redact scan`.
 
 Exit codes are mapped here, in one place (DESIGN §4): 0 final answer (also a graceful
 max-iteration summary), 2 bad input (one line naming the file and the field), 3 turn aborted or
-failed, 130 cancelled; `redact scan` exits 1 when it finds something. Output files are written
-only after the turn, each atomically (a temp file renamed into place), so invalid input never
+failed, 130 cancelled; `redact scan` exits 1 when it finds something; `load` exits 0 when its
+duration ends or on SIGTERM, 130 on Ctrl-C. Output files are written only after the turn (or
+the load run), each atomically (a temp file renamed into place), so invalid input never
 creates or changes one.
 """
 
@@ -33,7 +34,20 @@ from .config import (
     load_error_line,
 )
 from .errors import BadInputError, ConfigError
+from .load import (
+    LoadOptions,
+    LoadProgress,
+    LoadReport,
+    LoadScenario,
+    LoadStop,
+    StopReason,
+    common_redaction,
+    load_scenario_dir,
+    progress_line,
+    run_load,
+)
 from .observability.events import TurnOutcomeKind
+from .observability.observer import Observer
 from .observability.telemetry import (
     Telemetry,
     TelemetryOptions,
@@ -41,6 +55,7 @@ from .observability.telemetry import (
     setup_telemetry,
 )
 from .receipts import load_key_file
+from .redaction import Redactor
 from .replay import Replay, build_replay
 from .scan import ScanError, scan_paths
 from .scenario import Scenario, load_scenario, parse_scenario
@@ -65,6 +80,8 @@ EXIT_CANCELLED = 130
 DEMO_SCENARIO = "demo.yaml"
 DEMO_TRACES = "zeroclaw-traces.jsonl"
 SHUTDOWN_TIMEOUT_S = 5.0
+LOAD_DIR = Path("scenarios")
+LOAD_METRICS_PORT = 9464
 
 
 def exit_code(outcome: TurnOutcome) -> int:
@@ -90,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(run)
     demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
     _add_common(demo)
+    _add_load(commands)
     redact = commands.add_parser("redact", help="redaction tools")
     redact_commands = redact.add_subparsers(dest="redact_command", required=True)
     scan = redact_commands.add_parser(
@@ -123,6 +141,69 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no trace tree on stderr"
     )
+
+
+def _add_load(commands: Any) -> None:
+    defaults = LoadOptions()
+    load = commands.add_parser(
+        "load",
+        help="replay a folder of scenarios continuously: traffic for the telemetry stack",
+    )
+    load.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=LOAD_DIR,
+        help="folder of *.yaml, *.yml, *.json scenarios (default: scenarios)",
+    )
+    load.add_argument(
+        "--rate", type=float, default=defaults.rate, help="turns started per second (%(default)s)"
+    )
+    load.add_argument(
+        "--duration",
+        type=float,
+        default=defaults.duration,
+        help="seconds to run; 0 runs until SIGINT/SIGTERM",
+    )
+    load.add_argument(
+        "--concurrency",
+        type=int,
+        default=defaults.concurrency,
+        help="most turns in flight (%(default)s)",
+    )
+    load.add_argument(
+        "--seed", type=int, help="pick scenarios at random from this seed (default: round-robin)"
+    )
+    load.add_argument(
+        "--grace",
+        type=float,
+        default=defaults.grace,
+        help="seconds in-flight turns get at stop (%(default)s)",
+    )
+    load.add_argument(
+        "--metrics-port",
+        type=int,
+        default=LOAD_METRICS_PORT,
+        help=f"serve /metrics on this port ({LOAD_METRICS_PORT}; 0: any free port)",
+    )
+    load.add_argument(
+        "--metrics-host", default="127.0.0.1", help="address /metrics binds (127.0.0.1)"
+    )
+    load.add_argument(
+        "--progress", action="store_true", help="a refreshing line of rate and outcomes on stderr"
+    )
+    load.add_argument("--config", type=Path, help="TOML runtime config (scenario wins)")
+    load.add_argument(
+        "--receipt-key-file",
+        type=Path,
+        help="32-byte receipt key as 64 hex chars; enables receipts in every scenario",
+    )
+    load.add_argument(
+        "--otlp-json", type=Path, help="write spans as OTLP/JSON lines (instead of OTLP export)"
+    )
+    load.add_argument("--metrics-out", type=Path, help="write the Prometheus exposition at exit")
+    load.add_argument("--logs-out", type=Path, help="write structured logs (JSON lines)")
+    load.add_argument("--quiet", action="store_true", help="nothing on stderr but errors")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,6 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "redact":
         return _redact_scan(args)
+    if args.command == "load":
+        return _load(args)
     try:
         scenario, source, message, key, outputs = _prepare(args)
     except BadInputError as exc:
@@ -261,6 +344,157 @@ def _redact_scan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@dataclass(frozen=True, kw_only=True)
+class _LoadPlan:
+    """A validated `load` command line: nothing is started or written before it exists."""
+
+    scenarios: list[LoadScenario]
+    options: LoadOptions
+    redactor: Redactor
+    key: bytes | None
+    outputs: _Outputs
+
+
+def _load(args: argparse.Namespace) -> int:
+    """`load`: 0 when the duration ends or on SIGTERM, 130 on Ctrl-C, 2 on bad input."""
+    try:
+        plan = _prepare_load(args)
+    except BadInputError as exc:
+        return _bad_input(str(exc))
+    staging = _Staging(plan.outputs)
+    try:
+        telemetry = setup_telemetry(
+            TelemetryOptions(
+                otlp_json=staging.otlp_json,
+                metrics_port=args.metrics_port,
+                metrics_host=args.metrics_host,
+                logs=staging.logs,
+                # The tree keeps the turns it draws: over a long run it would only grow.
+                trace_tree=False,
+                env=default_exporter_env(os.environ, otlp_json=staging.otlp_json),
+            ),
+            redactor=plan.redactor,
+        )
+    except (BadInputError, OSError) as exc:
+        staging.discard()
+        return _bad_input(_telemetry_error(exc, args))
+    if not args.quiet and telemetry.metrics_server is not None:
+        print(
+            f"load: {len(plan.scenarios)} scenario(s) from {args.dir}; "
+            f"metrics at {telemetry.metrics_server.url}",
+            file=sys.stderr,
+            flush=True,
+        )
+    progress = LoadProgress(sys.stderr) if args.progress and not args.quiet else None
+    try:
+        report = asyncio.run(_drive_load(plan, telemetry.observer, progress))
+    except BaseException:
+        telemetry.shutdown(timeout_s=1.0)
+        staging.discard()
+        raise
+    telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
+    _report_load(report, telemetry, summary=not args.quiet and progress is None)
+    if plan.outputs.metrics is not None:
+        write_atomically(plan.outputs.metrics, telemetry.metrics_text().decode("utf-8"))
+    staging.commit()
+    return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
+
+
+def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
+    """Validate the flags, the config, the key and every scenario file before anything starts.
+
+    Raises:
+        BadInputError: a flag value, the config, the key file, a scenario file (named, with
+            its field) or an output path is invalid.
+    """
+    try:
+        options = LoadOptions(
+            rate=args.rate,
+            duration=args.duration,
+            concurrency=args.concurrency,
+            seed=args.seed,
+            grace=args.grace,
+        )
+    except ValueError as exc:
+        raise BadInputError(f"--{exc}") from exc
+    if not 0 <= args.metrics_port <= 65535:
+        raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
+    base = load_config_file(args.config) if args.config is not None else None
+    key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
+    scenarios = [
+        LoadScenario(
+            item.source, _apply_settings(item.scenario, item.source, base, receipts=bool(key))
+        )
+        for item in load_scenario_dir(args.dir)
+    ]
+    redactor = build_redactor(common_redaction(scenarios), str(args.config or scenarios[0].source))
+    outputs = _Outputs(
+        events=None,
+        history=None,
+        audit=None,
+        otlp_json=args.otlp_json,
+        metrics=args.metrics_out,
+        logs=args.logs_out,
+    )
+    _check_writable(outputs.paths())
+    return _LoadPlan(
+        scenarios=scenarios, options=options, redactor=redactor, key=key, outputs=outputs
+    )
+
+
+def _telemetry_error(exc: Exception, args: argparse.Namespace) -> str:
+    """One line for a telemetry set-up failure: an `OTEL_*` variable, a file, or the port."""
+    if not isinstance(exc, OSError):
+        return str(exc)
+    if exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return (
+        f"--metrics-port {args.metrics_port}: cannot serve /metrics on {args.metrics_host}: "
+        f"{exc.strerror or exc}"
+    )
+
+
+async def _drive_load(
+    plan: _LoadPlan, observer: Observer, progress: LoadProgress | None
+) -> LoadReport:
+    """Run the load with SIGTERM as a graceful stop and SIGINT as an interrupt."""
+    loop = asyncio.get_running_loop()
+    stop = LoadStop()
+    signals = ((signal.SIGINT, StopReason.INTERRUPTED), (signal.SIGTERM, StopReason.TERMINATED))
+    for signum, reason in signals:
+        # Not the main thread or no signal support: the signals then act as they always do.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.request, reason)
+    try:
+        return await run_load(
+            plan.scenarios,
+            plan.options,
+            observer=observer,
+            redactor=plan.redactor,
+            receipt_key=plan.key,
+            progress=progress,
+            stop=stop,
+        )
+    finally:
+        for signum, _ in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+
+
+def _report_load(report: LoadReport, telemetry: Telemetry, *, summary: bool) -> None:
+    """Telemetry losses and failing scenario files (always), then the summary line."""
+    if (loss := telemetry.loss_summary()) is not None:
+        print(loss, file=sys.stderr)
+    for source, count in sorted(report.failures.items()):
+        print(
+            f"load: {source}: {count} turn(s) raised instead of ending "
+            f"(zeroclaw-obs run --scenario {source} shows why)",
+            file=sys.stderr,
+        )
+    if summary:
+        print(progress_line(report), file=sys.stderr, flush=True)
+
+
 def _bad_input(message: str) -> int:
     print(
         f"zeroclaw-obs: error: {message.splitlines()[0] if message else 'bad input'}",
@@ -287,18 +521,9 @@ def _prepare(
         source = str(args.scenario)
         scenario = load_scenario(args.scenario)
         message = args.message
-    if args.config is not None:
-        scenario = _merge_config(scenario, load_config_file(args.config), source)
-    key = None
-    if args.receipt_key_file is not None:
-        key = load_key_file(args.receipt_key_file)
-        if not scenario.config.receipts.enabled:
-            scenario = _merge_config(
-                scenario,
-                scenario.config.model_copy(update={"receipts": ReceiptsConfig(enabled=True)}),
-                source,
-                override=False,
-            )
+    base = load_config_file(args.config) if args.config is not None else None
+    key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
+    scenario = _apply_settings(scenario, source, base, receipts=key is not None)
     outputs = _Outputs(
         events=args.events_out,
         history=args.history_out,
@@ -312,6 +537,26 @@ def _prepare(
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
     build_redactor(scenario.config.redaction, source)  # reject invalid rules before any output
     return scenario, source, message, key, outputs
+
+
+def _apply_settings(
+    scenario: Scenario, source: str, base: RuntimeConfig | None, *, receipts: bool
+) -> Scenario:
+    """The scenario under `--config` (its explicit values win), with receipts on if a key is given.
+
+    Raises:
+        ConfigError: the merged config is invalid (named).
+    """
+    if base is not None:
+        scenario = _merge_config(scenario, base, source)
+    if receipts and not scenario.config.receipts.enabled:
+        scenario = _merge_config(
+            scenario,
+            scenario.config.model_copy(update={"receipts": ReceiptsConfig(enabled=True)}),
+            source,
+            override=False,
+        )
+    return scenario
 
 
 def _load_builtin(name: str, source: str) -> Scenario:
