@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -653,7 +654,7 @@ class TestLoadCommand:
 
 class TestLoadSignals:
     def start(
-        self, tmp_path: Path
+        self, tmp_path: Path, env_extra: dict[str, str] | None = None, otlp_json: bool = True
     ) -> tuple[subprocess.Popen[str], threading.Thread, list[str], str]:
         """Start `zeroclaw-obs load`; return it, the thread reading its stderr until EOF, the
         lines read so far and its metrics URL, read from the first line."""
@@ -670,12 +671,12 @@ class TestLoadSignals:
             "--metrics-port",
             "0",
             "--progress",
-            "--otlp-json",
-            str(tmp_path / "spans.jsonl"),
+            *(["--otlp-json", str(tmp_path / "spans.jsonl")] if otlp_json else []),
             "--logs-out",
             str(tmp_path / "logs.jsonl"),
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env.update(env_extra or {})
         process = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
@@ -731,3 +732,35 @@ class TestLoadSignals:
         assert started == len(roots)
         logs = (tmp_path / "logs.jsonl").read_text().splitlines()
         assert started == sum(json.loads(line)["event"] == "turn_end" for line in logs)
+
+    def test_a_second_signal_cuts_the_final_flush_short(self, tmp_path):
+        """SIGTERM, then Ctrl-C while spans wait on a collector that never answers: exit 130
+        at once, one line saying so, no traceback, and no output or staged file left."""
+        with socket.socket() as silent:  # accepts connections, never answers
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(64)
+            endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+            env = {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            }
+            process, reader, lines, url = self.start(tmp_path, env, otlp_json=False)
+            try:
+                self.wait_for_turns(url)
+                process.send_signal(signal.SIGTERM)
+                for _ in range(200):  # the load has stopped once its last line is printed
+                    if process.poll() is not None or any("in-flight 0" in x for x in lines):
+                        break
+                    threading.Event().wait(0.05)
+                threading.Event().wait(0.5)  # now in the flush, which waits up to 5 s
+                process.send_signal(signal.SIGINT)
+                process.wait(timeout=20)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+        reader.join(timeout=10)
+        assert EXIT_CANCELLED == process.returncode, lines
+        assert "load: stopped during the final flush; no output file written\n" == lines[-1]
+        assert not any("Traceback" in line for line in lines)
+        assert [] == sorted(p.name for p in tmp_path.iterdir())

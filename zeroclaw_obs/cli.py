@@ -17,7 +17,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -392,12 +392,34 @@ def _load(args: argparse.Namespace) -> int:
         telemetry.shutdown(timeout_s=1.0)
         staging.discard()
         raise
-    telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
-    _report_load(report, telemetry, summary=not args.quiet and progress is None)
-    if plan.outputs.metrics is not None:
-        write_atomically(plan.outputs.metrics, telemetry.metrics_text().decode("utf-8"))
-    staging.commit()
+    try:
+        # A second Ctrl-C or SIGTERM during the (bounded) final flush cuts it short: the
+        # staged files are removed, so no output is left half-written.
+        with _signals_interrupt():
+            telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
+            _report_load(report, telemetry, summary=not args.quiet and progress is None)
+            if plan.outputs.metrics is not None:
+                write_atomically(plan.outputs.metrics, telemetry.metrics_text().decode("utf-8"))
+            staging.commit()
+    except KeyboardInterrupt:
+        staging.discard()
+        print("load: stopped during the final flush; no output file written", file=sys.stderr)
+        return EXIT_CANCELLED
     return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM, like SIGINT, raises KeyboardInterrupt inside the block (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:  # not the main thread: signals keep their handlers
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
