@@ -196,10 +196,12 @@ class TestLogObserver:
             def log(self, level: int, event: str, **fields: Any) -> None:
                 raise OSError("disk full")
 
-        observer = LogObserver(FailingLogger())
+        health = TelemetryHealth()
+        observer = LogObserver(FailingLogger(), health=health)
         observer.on_event(llm_response())
         observer.on_event(object())  # type: ignore[arg-type]
         assert 1 == observer.errors
+        assert {"logs": 1} == dict(health.snapshot().observer_errors)
 
 
 FLAT_AND_NOT = {

@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from zeroclaw_obs.observability.events import Correlation, LlmResponse
+from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.metrics import (
     LABEL_LIMIT,
     HealthSource,
@@ -440,10 +441,12 @@ class TestDroppedTelemetry:
 class TestObserverContract:
     def test_never_raises(self, registry):
         """An event that cannot be recorded is counted in `errors`, not raised."""
-        observer = MetricsObserver(registry)
+        health = TelemetryHealth()
+        observer = MetricsObserver(registry, health=health)
         observer.on_event(llm_response(input_tokens=-1))
         observer.on_event(object())  # type: ignore[arg-type]
         assert 1 == observer.errors
+        assert {"metrics": 1} == dict(health.snapshot().observer_errors)
 
     def test_one_observer_per_registry(self, registry):
         """A second observer on the same registry is refused by the duplicate check."""

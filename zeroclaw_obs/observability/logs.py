@@ -448,6 +448,8 @@ class LogObserver:
         capture_content: add redacted `arguments` / `result` to tool events.
         flush: called after each `turn_end` line, so a turn's lines are in the file when it
             ends (`build_logger` does not flush info lines one by one); e.g. `stream.flush`.
+        health: where events this observer fails on are counted (`observer_errors`, signal
+            `logs`), besides `errors`.
     """
 
     def __init__(
@@ -457,9 +459,11 @@ class LogObserver:
         span_ids: SpanIds | None = None,
         capture_content: bool = False,
         flush: Callable[[], None] | None = None,
+        health: TelemetryHealth | None = None,
     ) -> None:
         self.errors = 0
         """Events that failed to log (never raised into the turn)."""
+        self._health = health
         self._log = logger.log
         self._flush = flush
         self._ids = SpanIdCache(span_ids)
@@ -484,6 +488,8 @@ class LogObserver:
             handler(event)
         except Exception:
             self.errors += 1
+            if self._health is not None:
+                self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.LOGS)
 
     def _context(
         self, correlation: Correlation, ids: tuple[str, str] | None, **fields: Any

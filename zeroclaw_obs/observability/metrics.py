@@ -41,6 +41,7 @@ from .events import (
     ToolCall,
     ToolCallStart,
 )
+from .health import HealthCounter, Signal, TelemetryHealth
 from .span_ids import Ids, SpanIdCache, SpanIds
 
 __all__ = [
@@ -186,7 +187,9 @@ class MetricsObserver:
         span_ids: the tracing side, for `trace_id`/`span_id` exemplars; None for no exemplars.
         known_tools: whether a name is a registered tool; names it rejects are labelled
             `unknown` (as are those the engine already marked `known_tool=False`).
-        health: the export side's counters, for `zeroclaw_telemetry_dropped_total`.
+        health: the export side's counters, for `zeroclaw_telemetry_dropped_total`; when it
+            is a `TelemetryHealth`, events this observer fails on are counted there too
+            (`observer_errors`, signal `metrics`).
 
     Raises:
         ValueError: the registry already holds one of these metric names.
@@ -202,6 +205,7 @@ class MetricsObserver:
     ) -> None:
         self.errors = 0
         """Events that failed to record (never raised into the turn)."""
+        self._health = health if isinstance(health, TelemetryHealth) else None
         self._ids = SpanIdCache(span_ids)
         self._known_tools = known_tools
         self._build_metrics(registry)
@@ -283,6 +287,8 @@ class MetricsObserver:
             handler(event)
         except Exception:
             self.errors += 1
+            if self._health is not None:
+                self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.METRICS)
 
     def count_redactions(self, counts: Mapping[str, int], surface: str) -> None:
         """Add a redaction report (`Redactor.redact_text_report`) for one outward surface.

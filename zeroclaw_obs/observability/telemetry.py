@@ -197,7 +197,9 @@ def setup_telemetry(
     if options.logs is not None:
         logger = build_logger(redactor=redactor, stream=options.logs, clean_text=clean_text)
         log_queue = QueuedLogger(logger, health=health, flush=options.logs.flush)
-        observers.append(LogObserver(log_queue, span_ids=span_observer, flush=log_queue.wake))
+        observers.append(
+            LogObserver(log_queue, span_ids=span_observer, flush=log_queue.wake, health=health)
+        )
         log_handler = route_stdlib_logging(redactor, options.logs, logging.WARNING)
     if options.progress is not None:
         observers.append(ProgressObserver(options.progress))
