@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from zeroclaw_obs.cli import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, main
 from zeroclaw_obs.errors import BadInputError, ConfigError
@@ -54,6 +55,7 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.scenario import parse_scenario
 
 from .conftest import RecordingObserver
+from .observability.test_otlp_export import GrpcReceiver, HttpReceiver
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCRIPT = Path(sys.executable).parent / "zeroclaw-obs"
@@ -764,3 +766,48 @@ class TestLoadSignals:
         assert "load: stopped during the final flush; no output file written\n" == lines[-1]
         assert not any("Traceback" in line for line in lines)
         assert [] == sorted(p.name for p in tmp_path.iterdir())
+
+
+class TestLoadOverOtlp:
+    """`load` as the compose file runs it: traces over OTLP to a real loopback receiver."""
+
+    @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+    def test_turns_reach_an_otlp_receiver(self, protocol):
+        """Every started turn arrives as a whole trace under the service name, with no secret."""
+        receiver = GrpcReceiver() if protocol == "grpc" else HttpReceiver()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env.update(
+            OTEL_SERVICE_NAME="zeroclaw-obs",
+            OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+            OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
+        )
+        args = [str(SCRIPT), "load", str(SCENARIOS), "--rate", "8", "--duration", "1.5"]
+        try:
+            done = subprocess.run(
+                [*args, "--metrics-port", "0", "--grace", "1", "--quiet"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            receiver.close()
+        assert EXIT_OK == done.returncode, done.stderr
+        spans, services = [], set()
+        for raw in receiver.requests:
+            for resource_spans in ExportTraceServiceRequest.FromString(raw).resource_spans:
+                services |= {
+                    a.value.string_value
+                    for a in resource_spans.resource.attributes
+                    if a.key == "service.name"
+                }
+                for scope_spans in resource_spans.scope_spans:
+                    spans.extend(scope_spans.spans)
+        assert {"zeroclaw-obs"} == services
+        roots = [s for s in spans if not s.parent_span_id]
+        assert len(roots) >= 5 and all(s.name.startswith("invoke_agent ") for s in roots)
+        by_trace = Counter(s.trace_id for s in spans)
+        assert {s.trace_id for s in roots} == set(by_trace)  # every span belongs to a turn
+        assert any(s.name.startswith("execute_tool ") for s in spans)
+        assert_no_secret(b"".join(receiver.requests).decode("latin-1"), f"OTLP {protocol}")
