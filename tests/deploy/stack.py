@@ -14,15 +14,12 @@ an expression mentions.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,18 +46,6 @@ _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)")
 def load_yaml(relative: str) -> Any:
     """A YAML file of the repository, parsed."""
     return yaml.safe_load((ROOT / relative).read_text())
-
-
-def system_binary(name: str) -> str:
-    """The path of a system binary (Debian package `prometheus`); skips without it, but fails
-    when `CI=true`, where `.ci/run` installs it."""
-    found = shutil.which(name)
-    if found is None:
-        reason = f"the `{name}` binary is not installed (apt-get install -y prometheus)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}")
-        pytest.skip(reason)
-    return found
 
 
 def dashboards() -> dict[str, dict[str, Any]]:

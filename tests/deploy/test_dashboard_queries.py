@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +26,7 @@ import httpx
 import pytest
 import yaml
 
+from ..system import free_port, stop, system_binary
 from .stack import (
     ROOT,
     Query,
@@ -36,7 +35,6 @@ from .stack import (
     parse_label_values,
     rule_queries,
     substitute,
-    system_binary,
     variable_queries,
 )
 
@@ -62,12 +60,6 @@ CORE_PANELS = {
 }
 """Panels the load must fill: latency, throughput, outcomes, redactions, approvals, LLM."""
 TRACE_ID = re.compile(r"[0-9a-f]{32}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def zeroclaw_obs() -> list[str]:
@@ -105,17 +97,6 @@ def prometheus_config(metrics_port: int) -> dict[str, Any]:
 def start(args: list[str], log: Path, **kwargs: Any) -> subprocess.Popen:
     with log.open("w") as out:
         return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, **kwargs)
-
-
-def stop(process: subprocess.Popen | None) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 class PrometheusApi:

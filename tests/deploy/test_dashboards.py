@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from zeroclaw_obs.observability.health import HealthCounter, Signal, TelemetryHealth
 from zeroclaw_obs.observability.metrics import MetricsObserver, render_metrics
 
+from ..observability.test_metrics import DEPLOY, WEATHER, call
 from .stack import (
     DASHBOARDS,
     GRAFANA_BUILTINS,
@@ -43,32 +44,12 @@ from .stack import (
 SPANMETRICS_PANELS = {("zeroclaw-tool-latency", "Tool span p95 from the collector (spanmetrics)")}
 """The only panels allowed to use the collector's span metrics instead of the runtime's."""
 
-SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-TOOLS = [
-    {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        "responses": [
-            {"when": {"city": "Paris"}, "output": "18C"},
-            {"when": {"city": "Leaky"}, "output": f"18C token={SECRET}"},
-            {"default": {"error": "city not found"}},
-        ],
-    },
-    {
-        "name": "deploy",
-        "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
-        "responses": [{"default": {"output": "deployed"}}],
-    },
-    {
-        "name": "ping",
-        "parameters": {"type": "object", "properties": {"host": {"type": "string"}}},
-        "responses": [{"default": {"output": "pong"}}],
-    },
-]
-
-
-def call(name: str, cid: str, **arguments: object) -> dict[str, Any]:
-    return {"id": cid, "name": name, "arguments": arguments}
+PING = {
+    "name": "ping",
+    "parameters": {"type": "object", "properties": {"host": {"type": "string"}}},
+    "responses": [{"default": {"output": "pong"}}],
+}
+TOOLS = [WEATHER, DEPLOY, PING]
 
 
 EVERY_METRIC_TURN = {

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import subprocess
 
-from .stack import ROOT, dashboards, load_yaml, system_binary
+from ..system import system_binary
+from .stack import ROOT, dashboards, load_yaml
 
 TIMEOUT_S = 60
 

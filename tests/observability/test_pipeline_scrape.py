@@ -17,22 +17,16 @@ from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemet
 from zeroclaw_obs.redaction import Redactor
 
 from ..conftest import make_replay
+from ..system import free_port, stop, system_binary
 from .test_metrics import mixed_turn
-from .test_prometheus_scrape import (
-    DEADLINE_S,
-    free_port,
-    poll,
-    prometheus_binary,
-    start_prometheus,
-    stop,
-)
+from .test_prometheus_scrape import DEADLINE_S, poll, start_prometheus
 
 
 class TestPipelineScrape:
     async def test_exemplars_are_exported_trace_ids(self, tmp_path):
         """PromQL returns the tool histogram and every stored exemplar's trace id is a trace of
         the OTLP export."""
-        prometheus_binary()
+        system_binary("prometheus")
         spans_file = tmp_path / "spans.jsonl"
         telemetry = setup_telemetry(
             TelemetryOptions(

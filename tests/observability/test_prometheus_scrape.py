@@ -1,16 +1,12 @@
 """A real Prometheus scrapes `serve_metrics` and stores our series and exemplars.
 
-Needs the `prometheus` binary (Debian package `prometheus`). Without it the test is skipped,
-except in CI (`CI=true`), where a missing binary is a failure. Every wait is bounded by
-`DEADLINE_S`, and Prometheus is stopped in a `finally` block.
+Needs the `prometheus` binary (Debian package `prometheus`; see `tests/system.py`). Every wait
+is bounded by `DEADLINE_S`, and Prometheus is stopped in a `finally` block.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from zeroclaw_obs.observability.metrics import MetricsObserver, serve_metrics
 
+from ..system import free_port, stop, system_binary
 from .test_metrics import HashSpanIds, mixed_turn
 
 DEADLINE_S = 60.0
@@ -35,23 +32,6 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:{metrics_port}"]
 """
-
-
-def prometheus_binary() -> str:
-    """The path of `prometheus`; skips (or fails, in CI) when it is not installed."""
-    found = shutil.which("prometheus")
-    if found is None:
-        reason = "the `prometheus` binary is not installed (apt-get install -y prometheus)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}")
-        pytest.skip(reason)
-    return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def poll(
@@ -76,7 +56,7 @@ def start_prometheus(tmp_path: Path, metrics_port: int, web_port: int) -> subpro
     config.write_text(CONFIG.format(metrics_port=metrics_port))
     log = (tmp_path / "prometheus.log").open("w")
     args = [
-        prometheus_binary(),
+        system_binary("prometheus"),
         f"--config.file={config}",
         f"--storage.tsdb.path={tmp_path / 'data'}",
         f"--web.listen-address=127.0.0.1:{web_port}",
@@ -85,19 +65,10 @@ def start_prometheus(tmp_path: Path, metrics_port: int, web_port: int) -> subpro
     return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
 
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-
-
 class TestPrometheusScrape:
     async def test_prometheus_stores_series_and_trace_exemplars(self, run_scenario, tmp_path):
         """Prometheus scrapes the tool histogram and keeps an exemplar with our trace id."""
-        prometheus_binary()
+        system_binary("prometheus")
         registry = CollectorRegistry()
         spans = HashSpanIds()
         observer = MetricsObserver(registry, span_ids=spans)

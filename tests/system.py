@@ -1,0 +1,44 @@
+"""Real system processes for tests: find a Debian binary, pick a loopback port, stop a process.
+
+The Prometheus server and promtool come from the Debian package `prometheus`, which `.ci/run`
+installs. Without a binary a test is skipped, except in CI (`CI=true`), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+
+def system_binary(name: str) -> str:
+    """The path of `name` (e.g. `prometheus`, `promtool`); skips, or fails in CI, without it."""
+    found = shutil.which(name)
+    if found is None:
+        reason = f"the `{name}` binary is not installed (apt-get install -y prometheus)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop(process: subprocess.Popen | None) -> None:
+    """SIGTERM, then SIGKILL after 10 s; nothing for a process that never started or ended."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
