@@ -56,6 +56,7 @@ from zeroclaw_obs.scenario import parse_scenario
 
 from .conftest import RecordingObserver
 from .observability.test_otlp_export import GrpcReceiver, HttpReceiver
+from .system import stop
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCRIPT = Path(sys.executable).parent / "zeroclaw-obs"
@@ -722,9 +723,7 @@ class TestLoadSignals:
             process.send_signal(signum)
             process.wait(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            stop(process)
         reader.join(timeout=10)
         assert code == process.returncode, lines
         final = lines[-1].strip()
@@ -758,9 +757,7 @@ class TestLoadSignals:
                 process.send_signal(signal.SIGINT)
                 process.wait(timeout=20)
             finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+                stop(process)
         reader.join(timeout=10)
         assert EXIT_CANCELLED == process.returncode, lines
         assert "load: stopped during the final flush; no output file written\n" == lines[-1]

@@ -120,11 +120,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_telemetry_files(parser: argparse.ArgumentParser) -> None:
+    """The flags `run`, `demo` and `load` share: config, receipt key, telemetry files."""
     parser.add_argument("--config", type=Path, help="TOML runtime config (scenario wins)")
-    parser.add_argument("--events-out", type=Path, help="write TurnEvents as JSON lines")
-    parser.add_argument("--history-out", type=Path, help="write provider-visible history (JSON)")
-    parser.add_argument("--audit-out", type=Path, help="write approval audit entries (JSON lines)")
     parser.add_argument(
         "--receipt-key-file",
         type=Path,
@@ -134,10 +132,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "--otlp-json", type=Path, help="write spans as OTLP/JSON lines (instead of OTLP export)"
     )
     parser.add_argument("--metrics-out", type=Path, help="write the Prometheus exposition")
+    parser.add_argument("--logs-out", type=Path, help="write structured logs (JSON lines)")
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    _add_telemetry_files(parser)
+    parser.add_argument("--events-out", type=Path, help="write TurnEvents as JSON lines")
+    parser.add_argument("--history-out", type=Path, help="write provider-visible history (JSON)")
+    parser.add_argument("--audit-out", type=Path, help="write approval audit entries (JSON lines)")
     parser.add_argument(
         "--metrics-port", type=int, help="serve /metrics on 127.0.0.1:PORT while running"
     )
-    parser.add_argument("--logs-out", type=Path, help="write structured logs (JSON lines)")
     parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no trace tree on stderr"
     )
@@ -192,17 +197,7 @@ def _add_load(commands: Any) -> None:
     load.add_argument(
         "--progress", action="store_true", help="a refreshing line of rate and outcomes on stderr"
     )
-    load.add_argument("--config", type=Path, help="TOML runtime config (scenario wins)")
-    load.add_argument(
-        "--receipt-key-file",
-        type=Path,
-        help="32-byte receipt key as 64 hex chars; enables receipts in every scenario",
-    )
-    load.add_argument(
-        "--otlp-json", type=Path, help="write spans as OTLP/JSON lines (instead of OTLP export)"
-    )
-    load.add_argument("--metrics-out", type=Path, help="write the Prometheus exposition at exit")
-    load.add_argument("--logs-out", type=Path, help="write structured logs (JSON lines)")
+    _add_telemetry_files(load)
     load.add_argument("--quiet", action="store_true", help="nothing on stderr but errors")
 
 
