@@ -193,7 +193,9 @@ class TestOtlpExport:
         provider = build_tracer_provider(
             redactor=Redactor(), health=health, env=env_for(protocol, receiver.endpoint)
         )
-        outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+        observer = SpanObserver(provider)
+        outcome, _ = await run_scenario(SCENARIO, observer=observer)
+        assert observer.shutdown(5.0)
         assert shutdown_tracing(provider, timeout_s=5)
         spans = decode(receiver.requests)
         assert [
@@ -219,8 +221,10 @@ class TestCollectorDown:
         health = TelemetryHealth()
         env = env_for(protocol, closed_port_endpoint(), OTEL_EXPORTER_OTLP_TIMEOUT="0.5")
         provider = build_tracer_provider(redactor=Redactor(), health=health, env=env)
-        outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+        observer = SpanObserver(provider)
+        outcome, _ = await run_scenario(SCENARIO, observer=observer)
         assert "final" == outcome.kind.value
+        assert observer.shutdown(5.0)
         shutdown_tracing(provider, timeout_s=5)
         snapshot = health.snapshot()
         assert ({"traces": 1}, {"traces": 5}) == (
@@ -235,8 +239,10 @@ class TestCollectorDown:
             health = TelemetryHealth()
             env = env_for("http/protobuf", refusing.endpoint)
             provider = build_tracer_provider(redactor=Redactor(), health=health, env=env)
-            outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+            observer = SpanObserver(provider)
+            outcome, _ = await run_scenario(SCENARIO, observer=observer)
             assert "final" == outcome.kind.value
+            assert observer.shutdown(5.0)
             shutdown_tracing(provider, timeout_s=5)
             assert {"traces": 1} == dict(health.snapshot().export_failures)
         finally:
@@ -249,12 +255,14 @@ class TestCollectorDown:
         try:
             env = env_for(protocol, blackhole.endpoint, OTEL_BSP_SCHEDULE_DELAY="1")
             provider = build_tracer_provider(redactor=Redactor(), health=TelemetryHealth(), env=env)
+            observer = SpanObserver(provider)
             started = time.perf_counter()
-            outcome, _ = await run_scenario(SCENARIO, observer=SpanObserver(provider))
+            outcome, _ = await run_scenario(SCENARIO, observer=observer)
             elapsed = time.perf_counter() - started
             assert "final" == outcome.kind.value
             assert blackhole.accept_pending() >= 1  # an export was in flight during the turn
             assert elapsed < EXPORT_TIMEOUT_S / 2
+            assert observer.shutdown(5.0)
             started = time.perf_counter()
             assert not shutdown_tracing(provider, timeout_s=0.3)
             assert time.perf_counter() - started < 1.5

@@ -6,13 +6,15 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from zeroclaw_obs.observability.events import (
@@ -22,6 +24,7 @@ from zeroclaw_obs.observability.events import (
     LlmRequest,
     LlmResponse,
     ToolCall,
+    ToolCallStart,
     ToolOutcome,
     TurnOutcomeKind,
 )
@@ -76,6 +79,8 @@ class Traced:
 
     @property
     def spans(self) -> tuple[ReadableSpan, ...]:
+        """The finished spans, once the observer's worker has built every recorded one."""
+        assert self.observer.force_flush(5.0)
         return self.exporter.get_finished_spans()
 
     def named(self, prefix: str) -> list[ReadableSpan]:
@@ -96,6 +101,7 @@ class Traced:
 def traced() -> Iterator[Traced]:
     traced = Traced()
     yield traced
+    traced.observer.shutdown(1.0)
     traced.provider.shutdown()
 
 
@@ -424,7 +430,9 @@ class TestLeaks:
             [call("c1", "Leak"), call("c2", "Crash"), call("c3", f"at {SECRET}")],
             receipts={"enabled": True},
         )
-        await run_scenario(data, observer=SpanObserver(provider))
+        observer = SpanObserver(provider)
+        await run_scenario(data, observer=observer)
+        assert observer.shutdown(5.0)
         provider.shutdown()
         exported = path.read_bytes()
         assert 6 == exported.count(b'"spanId"')  # root, 2 chats, 3 tools: all exported
@@ -475,6 +483,16 @@ def correlation(turn_id: str) -> Correlation:
 
 def start_event(turn_id: str) -> AgentStart:
     return AgentStart(correlation=correlation(turn_id), provider="p", model="m", time_ns=1)
+
+
+def end_event(turn_id: str) -> AgentEnd:
+    return AgentEnd(
+        correlation=correlation(turn_id),
+        outcome=TurnOutcomeKind.FINAL,
+        iterations=1,
+        time_ns=20,
+        duration_s=19e-9,
+    )
 
 
 class TestEventsAlone:
@@ -569,6 +587,143 @@ class BrokenTracerProvider:
 
     def start_span(self, *args, **kwargs):
         raise RuntimeError(f"broken {SECRET}")
+
+
+class ThreadRecorder(SpanProcessor):
+    """Notes the thread each span starts on; can hold the span worker inside `on_start`."""
+
+    def __init__(self, *, hold: bool = False, fail_on: str | None = None) -> None:
+        self.threads: dict[str, str] = {}
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self._hold = hold
+        self._fail_on = fail_on
+
+    def on_start(self, span, parent_context=None) -> None:
+        self.threads[span.name] = threading.current_thread().name
+        if self._fail_on and span.name.startswith(self._fail_on):
+            raise RuntimeError(f"broken {SECRET}")
+        if self._hold and threading.current_thread().name == BUILD_THREAD:
+            self._hold = False
+            self.entered.set()
+            self.release.wait(5.0)
+
+
+BUILD_THREAD = "zeroclaw-traces-build"
+
+
+def tool_events(turn_id: str, call_id: str) -> list[object]:
+    c = correlation(turn_id)
+    common = {"correlation": c, "iteration": 1, "tool_call_id": call_id, "tool": "x"}
+    return [
+        ToolCallStart(**common, provenance="native", arguments="{}", time_ns=5),
+        ToolCall(
+            **common, known_tool=True, provenance="native", outcome=ToolOutcome.SUCCESS,
+            success=True, arguments="{}", result="ok", start_time_ns=5, time_ns=9,
+            duration_s=4e-9,
+        ),
+    ]  # fmt: skip
+
+
+class TestOffThePath:
+    async def test_children_are_built_on_the_worker_with_the_ids_of_the_path(self, run_scenario):
+        """The turn's thread starts only the root; the tool span is built by the span worker,
+        with the span id the tool's code saw as its current span during the call."""
+        recorder = ThreadRecorder()
+        traced = Traced()
+        traced.provider.add_span_processor(recorder)
+        seen: list[int] = []
+
+        @tool
+        async def probe(city: str) -> str:
+            """Report the current span."""
+            seen.append(trace.get_current_span().get_span_context().span_id)
+            return "ok"
+
+        data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
+        await run_scenario(data, observer=traced.observer, extra_tools=[probe])
+        assert [traced.tool("c1").context.span_id] == seen
+        assert {
+            "invoke_agent weather-bot": threading.main_thread().name,
+            "chat scripted-model": BUILD_THREAD,
+            "execute_tool probe": BUILD_THREAD,
+        } == recorder.threads
+        assert traced.observer.shutdown(1.0)
+
+    async def test_tool_code_records_on_its_tool_span(self, run_scenario, traced):
+        """Attributes and events the tool's code puts on the current span reach its span."""
+
+        @tool
+        async def rows(city: str) -> str:
+            """Count rows."""
+            span = trace.get_current_span()
+            span.set_attribute("db.rows", 3)
+            span.add_event("cache.miss")
+            return "ok"
+
+        data = scenario([call("c1", "Paris", "rows")], approval={"auto_approve": ["rows"]})
+        await run_scenario(data, observer=traced.observer, extra_tools=[rows])
+        span = traced.tool("c1")
+        assert (3, "success", ["cache.miss"]) == (
+            span.attributes["db.rows"],
+            span.attributes["zeroclaw.tool.outcome"],
+            [e.name for e in span.events],
+        )
+
+    async def test_an_unsampled_turn_records_nothing(self, run_scenario):
+        """Children follow the root's sampling decision, and so do the tool's own spans."""
+        traced = Traced()
+        traced.provider = TracerProvider(sampler=ALWAYS_OFF)
+        traced.provider.add_span_processor(SimpleSpanProcessor(traced.exporter))
+        traced.observer = SpanObserver(traced.provider)
+        user_tracer = traced.provider.get_tracer("user.code")
+
+        @tool
+        async def fetch(city: str) -> str:
+            """Fetch a page."""
+            with user_tracer.start_as_current_span("GET") as inner:
+                assert not inner.is_recording()
+            return "ok"
+
+        data = scenario([call("c1", "Paris", "fetch")], approval={"auto_approve": ["fetch"]})
+        outcome, _ = await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+        assert "final" == outcome.kind.value
+        assert () == traced.spans
+        assert None is traced.observer.ids_for(outcome.turn_id, "c1")
+        assert traced.observer.shutdown(1.0)
+
+    def test_a_full_build_queue_drops_and_counts(self):
+        """Spans beyond the build queue's bound are dropped and counted, never waited for."""
+        recorder = ThreadRecorder(hold=True)
+        traced = Traced(max_queue_size=2, schedule_delay_s=60.0)
+        traced.provider.add_span_processor(recorder)
+        traced.observer.on_event(start_event("t1"))
+        for call_id in ("c1", "c2"):  # a full batch wakes the worker, which holds on c1
+            for event in tool_events("t1", call_id):
+                traced.observer.on_event(event)
+        assert recorder.entered.wait(5.0)
+        for call_id in ("c3", "c4", "c5"):  # c3 and c4 fill the queue; c5 is dropped
+            for event in tool_events("t1", call_id):
+                traced.observer.on_event(event)
+        traced.observer.on_event(end_event("t1"))  # so is the root's end
+        assert {"traces": 2} == dict(traced.health.snapshot().dropped)
+        recorder.release.set()
+        assert ["c1", "c2", "c3", "c4"] == sorted(
+            s.attributes["gen_ai.tool.call.id"] for s in traced.named("execute_tool")
+        )
+        assert [] == traced.named("invoke_agent")
+        assert traced.observer.shutdown(1.0)
+
+    def test_a_failing_build_costs_that_span_and_is_counted(self, traced, caplog):
+        """A span the SDK fails to build on the worker is counted; the others still ship."""
+        traced.provider.add_span_processor(ThreadRecorder(fail_on="execute_tool"))
+        traced.observer.on_event(start_event("t1"))
+        for event in tool_events("t1", "c1"):
+            traced.observer.on_event(event)
+        traced.observer.on_event(end_event("t1"))
+        assert ([], 1) == (traced.named("execute_tool"), len(traced.named("invoke_agent")))
+        assert {"traces": 1} == dict(traced.health.snapshot().observer_errors)
+        assert SECRET not in caplog.text
 
 
 class TestRobustness:

@@ -62,6 +62,7 @@ class BoundedBatcher(Generic[T]):
         max_queue_size: the bound; items beyond it are dropped.
         max_export_batch_size: the most items per `export` call.
         schedule_delay_s: the longest an item waits before the worker looks at the queue.
+        name: the worker thread's name after `zeroclaw-` (default: `<signal>-export`).
 
     Raises:
         ValueError: a size or delay breaks its rule; the message names the rule.
@@ -76,6 +77,7 @@ class BoundedBatcher(Generic[T]):
         max_queue_size: int = 2048,
         max_export_batch_size: int = 512,
         schedule_delay_s: float = 5.0,
+        name: str | None = None,
     ) -> None:
         _validate(max_queue_size, max_export_batch_size, schedule_delay_s)
         self._export = export
@@ -97,7 +99,7 @@ class BoundedBatcher(Generic[T]):
         )
         self._warn_failed = _RateLimitedWarning("%s export raised %s: batch dropped (counted)")
         self._worker = threading.Thread(
-            target=self._run, name=f"zeroclaw-{signal.value}-export", daemon=True
+            target=self._run, name=f"zeroclaw-{name or signal.value + '-export'}", daemon=True
         )
         self._worker.start()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +109,13 @@ class Telemetry:
         if self._closed:
             return True
         self._closed = True
-        flushed = shutdown_tracing(self.tracer_provider, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        flushed = True
+        if self.span_observer is not None:
+            # Pending spans are built into the provider first, then the provider exports.
+            flushed = self.span_observer.shutdown(timeout_s)
+        remaining = max(deadline - time.monotonic(), 0.0)
+        flushed = shutdown_tracing(self.tracer_provider, remaining) and flushed
         if self.log_queue is not None:
             # Spans first, then lines: both within the deadline, whatever the collector does.
             flushed = self.log_queue.shutdown(timeout_s) and flushed

@@ -7,13 +7,16 @@ with the ambient context, because parallel tool calls run in sibling asyncio tas
 ambient context says nothing about the turn. Only the root looks at the ambient context, once,
 so a turn run inside a caller's span (a server request, a user's own span) joins that trace.
 
-It depends on the OpenTelemetry *API* only; the SDK, exporters and the export guard are set up
-in `tracer_setup.py`. Nothing under `turn/` imports this module.
+It depends on the OpenTelemetry API, plus the SDK's `IdGenerator` interface for the ids of
+deferred spans; the provider, exporters and the export guard are set up in `tracer_setup.py`.
+Nothing under `turn/` imports this module.
 
 Risky part: `on_event` runs on the turn's path. It must not block or raise, so the handlers
-only start, annotate and end spans (the batch processor does the rest on its own thread), and a
-bug in a handler is counted, never raised. Every map it keeps is bounded: a turn that never
-ends is evicted once `max_open_turns` newer turns have started, and counted as dropped.
+only record: the root span is a live SDK span, but every child is a `PendingSpan` that one
+worker thread builds into an SDK span later (`deferred_spans.py`), and a bug in a handler or
+in a build is counted, never raised. Every map it keeps is bounded: a turn that never ends is
+evicted once `max_open_turns` newer turns have started, and counted as dropped; the build
+queue is bounded too, and a full one drops and counts.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 
 from .. import __version__
+from .batching import BoundedBatcher
+from .deferred_spans import Operation, PendingSpan, RootEnd, install_handoff
 from .events import (
     AgentEnd,
     AgentStart,
@@ -95,13 +100,16 @@ class _OpenTurn:
     """The open spans of one turn."""
 
     root: Span
+    """A live SDK span, started on the path: its sampling decision and ids are needed there."""
     context: otel_context.Context
     """`set_span_in_context(root)`: the explicit parent of every child."""
     ids: Ids | None
     """The root's ids (`_ids`), read once: metrics and logs ask for them on every event."""
-    chats: dict[int, Span] = field(default_factory=dict)
+    recording: bool
+    """Whether the root records; an unsampled turn records no children (they follow it)."""
+    chats: dict[int, PendingSpan] = field(default_factory=dict)
     """Open `chat` spans by iteration."""
-    tools: dict[str, list[tuple[Span, Ids | None]]] = field(default_factory=dict)
+    tools: dict[str, list[tuple[PendingSpan, Ids | None]]] = field(default_factory=dict)
     """Open `execute_tool` spans and their ids by call id; a list because a model may repeat
     an id."""
     open_children: int = 0
@@ -112,14 +120,24 @@ class _OpenTurn:
 class SpanObserver:
     """Records every turn as spans on `tracer_provider`. `on_event` must not block or raise.
 
+    The root span of a turn is a live SDK span. Its children (`chat`, `execute_tool`,
+    `await_approval`) are recorded on the turn's path as `PendingSpan`s, with ids from the
+    provider's own id generator and their real start and end times, and built as SDK spans
+    by one worker thread (`deferred_spans.py`); the root's end waits behind them in the same
+    queue. Call `force_flush` before reading a span exporter, and `shutdown` at exit
+    (`Telemetry.shutdown` does, before the provider's).
+
     Args:
         tracer_provider: where spans go (tests pass their own `TracerProvider`).
         capture: `ContentCapture.REDACTED` (default) or `NONE`.
-        health: where bugs (`observer_errors`) and evicted spans (`dropped`) are counted.
+        health: where bugs (`observer_errors`), evicted spans and a full queue (`dropped`) are
+            counted.
         max_open_turns: open turns kept; the oldest is evicted beyond this.
         max_open_spans_per_turn: open child spans kept per turn; beyond it a span is built
             whole from its closing event (its real start is in the event) instead.
         max_recent_spans: ended spans `ids_for` still answers for (a bounded LRU).
+        max_queue_size: spans waiting to be built; more are dropped and counted.
+        schedule_delay_s: the longest a span waits to be built while no turn ends.
 
     Raises:
         ValueError: a bound is not a positive integer; the message names it.
@@ -134,6 +152,8 @@ class SpanObserver:
         max_open_turns: int = 1024,
         max_open_spans_per_turn: int = 4096,
         max_recent_spans: int = 4096,
+        max_queue_size: int = 8192,
+        schedule_delay_s: float = 1.0,
     ) -> None:
         bounds = {
             "max_open_turns": max_open_turns,
@@ -144,6 +164,7 @@ class SpanObserver:
             if value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value}")
         self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
+        self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
         self._health = health or TelemetryHealth()
         self._max_turns = max_open_turns
@@ -165,6 +186,15 @@ class SpanObserver:
             ApprovalDecision: self._approval,
             LoopDetection: self._loop_detection,
         }
+        self._queue: BoundedBatcher[PendingSpan | RootEnd] = BoundedBatcher(
+            self._build,
+            signal=Signal.TRACES,
+            health=self._health,
+            max_queue_size=max_queue_size,
+            max_export_batch_size=min(512, max_queue_size),
+            schedule_delay_s=schedule_delay_s,
+            name="traces-build",
+        )
 
     def on_event(self, event: ObserverEvent) -> None:
         """Record one event as span work. Must not block or raise: a failure is counted."""
@@ -174,14 +204,35 @@ class SpanObserver:
         try:
             handler(event)
         except Exception as exc:
-            self.errors += 1
-            self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.TRACES)
-            if type(exc) not in self._reported:
-                self._reported.add(type(exc))
-                # The type only: an exception message could quote a payload.
-                _log.warning(
-                    "span observer failed on %s: %s", type(event).__name__, type(exc).__name__
-                )
+            self._failed(exc, type(event).__name__)
+
+    def force_flush(self, timeout_s: float = 5.0) -> bool:
+        """Build every recorded span now; wait at most `timeout_s`. True when done in time.
+
+        The spans then sit in the provider's processors: flush the provider to export them.
+        """
+        return self._queue.force_flush(timeout_s)
+
+    def shutdown(self, timeout_s: float = 5.0) -> bool:
+        """Build what is recorded and stop the worker within `timeout_s`; the rest is counted."""
+        return self._queue.shutdown(timeout_s)
+
+    def _failed(self, exc: Exception, where: str) -> None:
+        self.errors += 1
+        self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.TRACES)
+        if type(exc) not in self._reported:
+            self._reported.add(type(exc))
+            # The type only: an exception message could quote a payload.
+            _log.warning("span observer failed on %s: %s", where, type(exc).__name__)
+
+    def _build(self, batch: list[PendingSpan | RootEnd]) -> bool:
+        """The worker: each record becomes an SDK span (a failure costs that span, counted)."""
+        for record in batch:
+            try:
+                record.build(self._tracer, self._handoff)
+            except Exception as exc:
+                self._failed(exc, type(record).__name__)
+        return True
 
     def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
         """(trace_id as 32 hex, span_id as 16 hex) of a tool span, or of the turn's root.
@@ -207,18 +258,25 @@ class SpanObserver:
         """The call's open `execute_tool` span as the current span, while its tool runs.
 
         The engine enters it in the task that runs the call (`observer.tool_scope`), so a span
-        the tool's own code starts, on any tracer, has the tool span as its parent. The scope
-        neither ends the span nor records the tool's exception on it: the closing event does.
-        None when the call has no open span (evicted, or tracing is off).
+        the tool's own code starts, on any tracer, has the tool span as its parent, and what
+        the code records on the current span lands on the tool span. The scope neither ends
+        the span nor records the tool's exception on it: the closing event does. In a turn
+        that is not sampled the current span is the (non-recording) root, so the tool's spans
+        follow that decision. None when the call has no open span (evicted, tracing off).
         """
         with self._lock:
             turn = self._turns.get(turn_id)
-            spans = turn.tools.get(tool_call_id) if turn is not None else None
-            if not spans:
+            if turn is None:
                 return None
-            span = spans[-1][0]
+            spans = turn.tools.get(tool_call_id)
+            if spans:
+                current: Span = spans[-1][0]
+            elif not turn.recording:
+                current = turn.root
+            else:
+                return None
         return trace.use_span(
-            span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            current, end_on_exit=False, record_exception=False, set_status_on_exception=False
         )
 
     # -- turn ------------------------------------------------------------------------------
@@ -244,7 +302,12 @@ class SpanObserver:
             attributes=attributes,
             start_time=event.time_ns,
         )
-        turn = _OpenTurn(root=root, context=trace.set_span_in_context(root), ids=_ids(root))
+        turn = _OpenTurn(
+            root=root,
+            context=trace.set_span_in_context(root),
+            ids=_ids(root.get_span_context()),
+            recording=root.is_recording(),
+        )
         with self._lock:
             evicted = [self._turns.pop(c.turn_id)] if c.turn_id in self._turns else []
             self._turns[c.turn_id] = turn
@@ -260,42 +323,55 @@ class SpanObserver:
             turn = self._turns.pop(turn_id, None)
         if turn is None:
             return  # evicted (already counted) or started before this observer was added
-        _end_unfinished(turn, event.time_ns)
-        root = turn.root
-        root.set_attributes(
-            {
-                "zeroclaw.turn.outcome": event.outcome.value,
-                "zeroclaw.turn.iterations": event.iterations,
-            }
-        )
+        self._end_unfinished(turn, event.time_ns)
+        attributes: dict[str, Any] = {
+            "zeroclaw.turn.outcome": event.outcome.value,
+            "zeroclaw.turn.iterations": event.iterations,
+        }
+        status = None
         error_type = _TURN_ERROR_TYPES.get(event.outcome)
         if event.outcome is TurnOutcomeKind.MAX_ITERATIONS and event.error is None:
             error_type = None
         if error_type is not None:
             if event.outcome is TurnOutcomeKind.ERROR and turn.provider_error:
                 error_type = turn.provider_error
-            root.set_attribute("error.type", error_type)
-            root.set_status(Status(StatusCode.ERROR, self._describe(event.error)))
-        root.end(end_time=event.time_ns)
+            attributes["error.type"] = error_type
+            status = Status(StatusCode.ERROR, self._describe(event.error))
+        # Behind the turn's children in the queue, so the root is the last span built.
+        self._queue.emit(RootEnd(turn.root, event.time_ns, attributes, status))
+        self._queue.wake()
         self._remember((turn_id, None), turn.ids)
+
+    def _end_unfinished(self, turn: _OpenTurn, end_ns: int) -> None:
+        """End children the engine never closed (a bug upstream) so the trace stays whole."""
+        leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
+        for span in leftovers:
+            self._queue.emit(
+                span.close(
+                    end_ns,
+                    ("set_attribute", "error.type", "unfinished"),
+                    ("set_status", Status(StatusCode.ERROR)),
+                )
+            )
 
     # -- provider calls --------------------------------------------------------------------
 
     def _llm_request(self, event: LlmRequest) -> None:
         turn = self._turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not self._room(turn):
+        if turn is None or not turn.recording or not self._room(turn):
             return  # beyond the cap the response builds the span whole
-        span = self._start_chat(turn, event, event.time_ns)
+        span = self._chat(turn, event, event.time_ns)
         with self._lock:
             turn.chats[event.iteration] = span
             turn.open_children += 1
 
-    def _start_chat(self, turn: _OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> Span:
-        return self._tracer.start_span(
+    def _chat(self, turn: _OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> PendingSpan:
+        return self._child(
+            turn,
             f"chat {event.model}",
-            context=turn.context,
-            kind=SpanKind.CLIENT,
-            attributes={
+            SpanKind.CLIENT,
+            start_ns,
+            {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.provider.name": event.provider,
                 "gen_ai.request.model": event.model,
@@ -303,12 +379,11 @@ class SpanObserver:
                 "zeroclaw.turn.id": event.correlation.turn_id,
                 "zeroclaw.iteration": event.iteration,
             },
-            start_time=start_ns,
         )
 
     def _llm_response(self, event: LlmResponse) -> None:
         turn = self._turn(event.correlation.turn_id)
-        if turn is None:
+        if turn is None or not turn.recording:
             return
         with self._lock:
             span = turn.chats.pop(event.iteration, None)
@@ -318,35 +393,40 @@ class SpanObserver:
             # The request was missed (per-turn cap, observer added mid-turn); the duration
             # gives the real start back.
             start_ns = event.time_ns - int(event.duration_s * 1e9)
-            span = self._start_chat(turn, event, start_ns)
+            span = self._chat(turn, event, start_ns)
         if event.success:
-            span.set_attributes(
-                {
-                    "gen_ai.response.model": event.model,
-                    "gen_ai.usage.input_tokens": event.input_tokens,
-                    "gen_ai.usage.output_tokens": event.output_tokens,
-                }
+            closing: tuple[Operation, ...] = (
+                (
+                    "set_attributes",
+                    {
+                        "gen_ai.response.model": event.model,
+                        "gen_ai.usage.input_tokens": event.input_tokens,
+                        "gen_ai.usage.output_tokens": event.output_tokens,
+                    },
+                ),
             )
         else:
             error_type = event.error or "provider_error"
             turn.provider_error = error_type
-            span.set_attribute("error.type", error_type)
-            span.set_status(Status(StatusCode.ERROR))
-        span.end(end_time=event.time_ns)
+            closing = (
+                ("set_attribute", "error.type", error_type),
+                ("set_status", Status(StatusCode.ERROR)),
+            )
+        self._queue.emit(span.close(event.time_ns, *closing))
 
     # -- tool calls ------------------------------------------------------------------------
 
     def _tool_start(self, event: ToolCallStart) -> None:
         turn = self._turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not self._room(turn):
+        if turn is None or not turn.recording or not self._room(turn):
             return  # beyond the cap `ToolCall` builds the span whole
-        span = self._start_tool(turn, event, event.time_ns)
-        opened = (span, _ids(span))
+        span = self._tool(turn, event, event.time_ns)
+        opened = (span, self._child_ids(turn, span))
         with self._lock:
             turn.tools.setdefault(event.tool_call_id, []).append(opened)
             turn.open_children += 1
 
-    def _start_tool(self, turn: _OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> Span:
+    def _tool(self, turn: _OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": event.tool,
@@ -357,24 +437,20 @@ class SpanObserver:
         }
         if self._capture:
             attributes["gen_ai.tool.call.arguments"] = event.arguments
-        return self._tracer.start_span(
-            f"execute_tool {event.tool}",
-            context=turn.context,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            start_time=start_ns,
+        return self._child(
+            turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
 
     def _tool_end(self, event: ToolCall) -> None:
         turn = self._turn(event.correlation.turn_id)
-        if turn is None:
+        if turn is None or not turn.recording:
             return
         opened = self._pop_tool(turn, event.tool_call_id)
         if opened is None:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
             # still carries the real start, so the span is whole.
-            span = self._start_tool(turn, event, event.start_time_ns)
-            opened = (span, _ids(span))
+            span = self._tool(turn, event, event.start_time_ns)
+            opened = (span, self._child_ids(turn, span))
         span, ids = opened
         attributes: dict[str, Any] = {
             "zeroclaw.tool.outcome": event.outcome.value,
@@ -385,21 +461,18 @@ class SpanObserver:
             attributes["zeroclaw.tool.receipt"] = event.receipt
         if self._capture:
             attributes["gen_ai.tool.call.result"] = event.result
+        closing: list[Operation] = [("set_attributes", attributes)]
         default_error = _TOOL_ERROR_TYPES.get(event.outcome)
         if default_error is not None:
             attributes["error.type"] = event.error_type or default_error
-            span.set_status(Status(StatusCode.ERROR, self._describe(event.result)))
-        span.set_attributes(attributes)
+            closing.append(("set_status", Status(StatusCode.ERROR, self._describe(event.result))))
         if event.truncated_chars:
-            span.add_event(
-                "zeroclaw.truncation",
-                {
-                    "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
-                    "zeroclaw.tool.truncated_chars": event.truncated_chars,
-                },
-                timestamp=event.time_ns,
-            )
-        span.end(end_time=event.time_ns)
+            truncation = {
+                "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
+                "zeroclaw.tool.truncated_chars": event.truncated_chars,
+            }
+            closing.append(("add_event", "zeroclaw.truncation", truncation, event.time_ns))
+        self._queue.emit(span.close(event.time_ns, *closing))
         self._remember((event.correlation.turn_id, event.tool_call_id), ids)
 
     def _loop_detection(self, event: LoopDetection) -> None:
@@ -408,7 +481,8 @@ class SpanObserver:
             return
         with self._lock:
             spans = turn.tools.get(event.tool_call_id)
-            span = spans[0][0] if spans else turn.root
+            # The live root takes the event directly; its SDK span is thread-safe.
+            span: Span = spans[0][0] if spans else turn.root
         span.add_event(
             "zeroclaw.loop_detection",
             {
@@ -421,13 +495,14 @@ class SpanObserver:
 
     def _approval(self, event: ApprovalDecision) -> None:
         turn = self._turn(event.correlation.turn_id, for_span=True)
-        if turn is None:
+        if turn is None or not turn.recording:
             return
-        span = self._tracer.start_span(
+        span = self._child(
+            turn,
             f"await_approval {event.tool}",
-            context=turn.context,
-            kind=SpanKind.INTERNAL,
-            attributes={
+            SpanKind.INTERNAL,
+            event.wait_start_ns,
+            {
                 "gen_ai.tool.name": event.tool,
                 "gen_ai.tool.call.id": event.tool_call_id,
                 "zeroclaw.turn.id": event.correlation.turn_id,
@@ -435,11 +510,40 @@ class SpanObserver:
                 "zeroclaw.approval.decision": event.decision,
                 "zeroclaw.approval.surface": event.surface,
             },
-            start_time=event.wait_start_ns,
         )
-        span.end(end_time=event.wait_end_ns)
+        self._queue.emit(span.close(event.wait_end_ns))
 
     # -- bookkeeping -----------------------------------------------------------------------
+
+    def _child(
+        self,
+        turn: _OpenTurn,
+        name: str,
+        kind: SpanKind,
+        start_ns: int,
+        attributes: dict[str, Any],
+    ) -> PendingSpan:
+        """A pending child of the turn's root, with a span id from the provider's generator.
+
+        Without a handoff (a tracer that is not the SDK's) the worker's tracer picks the id,
+        so the pending span carries the root's context: a tool's own spans then nest under
+        the root, and the call has no ids of its own (`_child_ids`).
+        """
+        root = turn.root.get_span_context()
+        if self._handoff is None:
+            context = root
+        else:
+            context = SpanContext(
+                root.trace_id,
+                self._handoff.inner.generate_span_id(),
+                is_remote=False,
+                trace_flags=root.trace_flags,
+                trace_state=root.trace_state,
+            )
+        return PendingSpan(name, context, turn.context, kind, start_ns, attributes)
+
+    def _child_ids(self, turn: _OpenTurn, span: PendingSpan) -> Ids | None:
+        return None if self._handoff is None else _ids(span.context)
 
     def _turn(self, turn_id: str, *, for_span: bool = False) -> _OpenTurn | None:
         """The open turn; with `for_span`, a missing turn counts the span it costs as dropped."""
@@ -454,7 +558,7 @@ class SpanObserver:
         """Whether one more child may stay open (the per-turn bound on memory)."""
         return turn.open_children < self._max_children
 
-    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> tuple[Span, Ids | None] | None:
+    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> tuple[PendingSpan, Ids | None] | None:
         with self._lock:
             spans = turn.tools.get(call_id)
             if not spans:
@@ -480,17 +584,7 @@ class SpanObserver:
         return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
 
 
-def _end_unfinished(turn: _OpenTurn, end_ns: int) -> None:
-    """End children the engine never closed (a bug upstream) so the trace stays whole."""
-    leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
-    for span in leftovers:
-        span.set_attribute("error.type", "unfinished")
-        span.set_status(Status(StatusCode.ERROR))
-        span.end(end_time=end_ns)
-
-
-def _ids(span: Span) -> Ids | None:
-    ctx = span.get_span_context()
+def _ids(ctx: SpanContext) -> Ids | None:
     if not ctx.is_valid or not ctx.trace_flags.sampled:
         return None
     return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")

@@ -1,0 +1,243 @@
+"""Deferred spans: recorded on the turn's path, built with the OpenTelemetry SDK on a worker.
+
+Building an SDK span (sampler, attribute validation, locks, the processors' `on_start` and
+`on_end`) costs ~30 µs; a tool call has one, and the turn waited for it. Here the turn's path
+only records what the span will be — its name, ids, times, attributes and the operations done
+on it — in a `PendingSpan`, and one worker thread (`SpanObserver`'s) replays that record on a
+real SDK span, with the same ids, times and attributes, through the provider's own tracer,
+sampler, limits and processors. What reaches an exporter is what the SDK would have built.
+
+Ids are known on the path: the span id comes from the provider's own `IdGenerator`, and
+`SpanIdHandoff`, installed once on our tracer, hands that id to the SDK when the worker starts
+the span. So exemplars, log lines and spans a tool's code starts (they see the `PendingSpan`
+as the current span) point at the span that will be exported.
+
+Risky parts:
+- The handoff is per thread and consumed by the next `generate_span_id` on that thread: the
+  worker sets it right before `start_span`, and no other code runs in between.
+- A `PendingSpan` is written on the event loop's thread (the engine, tool code) and read on
+  the worker only after it was closed and queued; operations after the close are ignored, as
+  the SDK ignores them on an ended span.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.util.types import Attributes, AttributeValue
+
+__all__ = [
+    "MAX_OPERATIONS",
+    "Operation",
+    "PendingSpan",
+    "RootEnd",
+    "SpanIdHandoff",
+    "install_handoff",
+]
+
+MAX_OPERATIONS = 1024
+"""Operations a tool's code may record on one pending span; later ones are ignored (the SDK
+keeps 128 attributes and 128 events by default anyway)."""
+
+Operation = tuple[Any, ...]
+"""`(method name, *arguments)` of a `trace.Span` method, replayed on the SDK span."""
+
+
+class SpanIdHandoff(IdGenerator):
+    """The provider's `IdGenerator`, except for a span id handed over on the calling thread.
+
+    Every other caller, on every thread, gets the wrapped generator's ids as before.
+    """
+
+    def __init__(self, inner: IdGenerator) -> None:
+        self.inner = inner
+        self._given = threading.local()
+
+    def give(self, span_id: int) -> None:
+        """Make the next `generate_span_id` on this thread return `span_id`."""
+        self._given.span_id = span_id
+
+    def generate_span_id(self) -> int:
+        given = getattr(self._given, "span_id", None)
+        if given is not None:
+            self._given.span_id = None
+            return int(given)
+        return self.inner.generate_span_id()
+
+    def generate_trace_id(self) -> int:
+        return self.inner.generate_trace_id()
+
+    def is_trace_id_random(self) -> bool:
+        return self.inner.is_trace_id_random()
+
+
+def install_handoff(tracer: trace.Tracer) -> SpanIdHandoff | None:
+    """Wrap the tracer's `id_generator` in a `SpanIdHandoff` (once); None if it has none.
+
+    The SDK's `Tracer` keeps its generator in the public `id_generator` attribute and caches
+    one tracer per instrumentation scope, so only spans of our scope meet the wrapper, and it
+    behaves as the wrapped generator for all of them but the ones the worker hands over.
+    """
+    current = getattr(tracer, "id_generator", None)
+    if isinstance(current, SpanIdHandoff):
+        return current
+    if not isinstance(current, IdGenerator):
+        return None
+    handoff = SpanIdHandoff(current)
+    tracer.id_generator = handoff  # type: ignore[attr-defined]
+    return handoff
+
+
+def _frozen(value: Any) -> Any:
+    # The SDK copies sequences when it sets them; a pending span must too, before the caller
+    # can change the list it passed.
+    return tuple(value) if isinstance(value, list) else value
+
+
+class PendingSpan(Span):
+    """A child span as recorded on the turn's path; `build` makes it a real SDK span.
+
+    It is also a `trace.Span`: inside a tool's scope it is the current span, so a span the
+    tool's code starts has it as parent, and attributes, events, links, a status or an
+    exception the code records on it are replayed on the SDK span in order, before the
+    engine's own closing attributes (which win on a shared key, as they would live).
+    `end` from outside is ignored: the engine's closing event ends the span.
+
+    Args:
+        name: the span name.
+        context: its ids (the trace's, and a span id from the provider's generator).
+        parent: the context it is started in (the turn's root span).
+        kind: the span kind.
+        start_ns: its real start.
+        attributes: the attributes it starts with (kept, not copied: pass a new dict).
+    """
+
+    __slots__ = (
+        "_open",
+        "attributes",
+        "context",
+        "end_ns",
+        "kind",
+        "name",
+        "ops",
+        "parent",
+        "start_ns",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        context: SpanContext,
+        parent: otel_context.Context,
+        kind: SpanKind,
+        start_ns: int,
+        attributes: dict[str, Any],
+    ) -> None:
+        self.name = name
+        self.context = context
+        self.parent = parent
+        self.kind = kind
+        self.start_ns = start_ns
+        self.attributes = attributes
+        self.ops: list[Operation] = []
+        self.end_ns: int | None = None
+        self._open = True
+
+    def close(self, end_ns: int, *ops: Operation) -> PendingSpan:
+        """Stop recording outside operations, add the engine's closing ones, set the end."""
+        self._open = False
+        self.ops.extend(ops)
+        self.end_ns = end_ns
+        return self
+
+    def build(self, tracer: trace.Tracer, handoff: SpanIdHandoff | None) -> None:
+        """Start the SDK span with this record's ids and times, replay, and end it."""
+        if handoff is not None:
+            handoff.give(self.context.span_id)
+        span = tracer.start_span(
+            self.name,
+            context=self.parent,
+            kind=self.kind,
+            attributes=self.attributes,
+            start_time=self.start_ns,
+        )
+        for name, *args in self.ops:
+            getattr(span, name)(*args)
+        span.end(end_time=self.end_ns)
+
+    # -- trace.Span, for the code of the tool that runs inside this span -------------------
+
+    def get_span_context(self) -> SpanContext:
+        return self.context
+
+    def is_recording(self) -> bool:
+        return self._open
+
+    def set_attributes(self, attributes: Mapping[str, AttributeValue]) -> None:
+        self._record("set_attributes", {k: _frozen(v) for k, v in attributes.items()})
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        self._record("set_attribute", key, _frozen(value))
+
+    def add_event(
+        self, name: str, attributes: Attributes = None, timestamp: int | None = None
+    ) -> None:
+        copied = dict(attributes) if attributes else None
+        self._record("add_event", name, copied, timestamp or time.time_ns())
+
+    def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
+        self._record("add_link", context, dict(attributes) if attributes else None)
+
+    def update_name(self, name: str) -> None:
+        self._record("update_name", name)
+
+    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
+        self._record("set_status", status, description)
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: Attributes = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        copied = dict(attributes) if attributes else None
+        self._record("record_exception", exception, copied, timestamp or time.time_ns(), escaped)
+
+    def end(self, end_time: int | None = None) -> None:
+        """Ignored: the span belongs to the engine, whose closing event ends it."""
+
+    def _record(self, *op: Operation) -> None:
+        if self._open and len(self.ops) < MAX_OPERATIONS:
+            self.ops.append(op)
+
+
+class RootEnd:
+    """The end of a turn's root span, queued behind its children so they are built first.
+
+    The root itself is a live SDK span (started on the path: its sampling decision and ids
+    are needed there); only its closing attributes, status and end wait in the queue.
+    """
+
+    __slots__ = ("attributes", "end_ns", "root", "status")
+
+    def __init__(
+        self, root: Span, end_ns: int, attributes: dict[str, Any], status: Status | None
+    ) -> None:
+        self.root = root
+        self.end_ns = end_ns
+        self.attributes = attributes
+        self.status = status
+
+    def build(self, tracer: trace.Tracer, handoff: SpanIdHandoff | None) -> None:
+        self.root.set_attributes(self.attributes)
+        if self.status is not None:
+            self.root.set_status(self.status)
+        self.root.end(end_time=self.end_ns)
