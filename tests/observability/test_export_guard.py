@@ -168,6 +168,50 @@ class TestRedactingSpanExporter:
         assert SpanExportResult.SUCCESS == guard.export([span])
         assert span is memory.get_finished_spans()[0]
 
+    @pytest.mark.parametrize(
+        "place",
+        [
+            "name",
+            "attribute",
+            "sequence item",
+            "str subclass",
+            "event name",
+            "event attribute",
+            "link",
+            "status",
+        ],
+    )
+    def test_the_clean_check_misses_no_place(self, place):
+        """A span whose every other string is already known clean still has the one secret
+        scrubbed, wherever it sits: the clean check looks where the steps look."""
+
+        class Text(str):
+            pass
+
+        def span(secret: str) -> ReadableSpan:
+            at = dict.fromkeys(
+                ["name", "attribute", "sequence item", "event name", "event attribute", "link"],
+                "clean",
+            )
+            at[place] = secret
+            subclass = Text(secret) if place == "str subclass" else "clean"
+            return ReadableSpan(
+                at["name"],
+                CONTEXT,
+                attributes={"a": at["attribute"], "seq": ("x", at["sequence item"]), "t": subclass},
+                events=[Event(at["event name"], {"e": at["event attribute"]}, timestamp=1)],
+                links=[Link(CONTEXT, {"l": at["link"]})],
+                status=Status(StatusCode.ERROR, secret if place == "status" else "clean"),
+            )
+
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, Redactor())
+        guard.export([span("clean"), span(SECRET)])
+        clean, scrubbed = memory.get_finished_spans()
+        assert SECRET not in scrubbed.to_json()
+        assert MASK in scrubbed.to_json()
+        assert SECRET not in clean.to_json()
+
     def test_a_secret_from_user_code_is_scrubbed_every_time(self, guarded_provider):
         """The same secret on many spans, after clean spans filled the memory, is scrubbed on
         every one: only strings the redactor left unchanged are remembered."""
@@ -181,14 +225,15 @@ class TestRedactingSpanExporter:
 
     def test_a_shared_memory_spares_a_second_scan(self):
         """A string another surface already found clean through the same memory is not
-        scanned again; a secret is scanned every time."""
+        scanned again; a secret is scanned on every span (twice: the clean check stops at it,
+        then the steps scrub it)."""
         counting = CountingRedactor()
         shared = CleanTextCache(counting)
         shared.redact_text("zc-receipt-seen-on-a-log-line")
         guard = RedactingSpanExporter(InMemorySpanExporter(), shared)
         attributes = {"receipt": "zc-receipt-seen-on-a-log-line", "token": SECRET}
         guard.export([ReadableSpan("s", CONTEXT, attributes=attributes)] * 2)
-        assert {"zc-receipt-seen-on-a-log-line": 1, "s": 1, SECRET: 2} == counting.seen
+        assert {"zc-receipt-seen-on-a-log-line": 1, "s": 1, SECRET: 4} == counting.seen
 
     def test_a_failing_step_drops_the_span_instead_of_leaking_it(self):
         """When a step raises the span is dropped and counted; the inner exporter never sees it."""

@@ -80,6 +80,8 @@ same object there: that is how the guard knows it may ship the original span."""
 
 _NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
 _MISSING = object()
+_PLAIN = frozenset({int, float, bool, type(None)})
+"""Attribute value types with no text in them."""
 
 
 def span_to_dict(span: ReadableSpan) -> SpanDict:
@@ -188,6 +190,15 @@ class CleanTextCache:
         if redacted == s:
             self._remember(s)
         return redacted
+
+    def unchanged(self, s: str) -> bool:
+        """Whether the redactor leaves `s` as it is (asked once, then answered from memory)."""
+        if self.is_clean(s):
+            return True
+        if self._redact(s) == s:
+            self._remember(s)
+            return True
+        return False
 
     def is_clean(self, s: str) -> bool:
         """Whether `s` is remembered as a string the redactor leaves unchanged."""
@@ -364,15 +375,25 @@ class RedactingSpanExporter(SpanExporter):
         health: TelemetryHealth | None = None,
     ) -> None:
         self.inner = inner
-        self._steps = tuple(steps if steps is not None else guard_steps(redactor))
         self._health = health
+        self._clean: CleanTextCache | None = None
+        if steps is None:
+            # The default chain: a span all of whose strings are clean ships without a pass
+            # through the steps (`_untouched`), which would change nothing in it.
+            self._clean = redactor if isinstance(redactor, CleanTextCache) else None
+            self._clean = self._clean or CleanTextCache(redactor)
+            steps = guard_steps(self._clean)
+        self._steps = tuple(steps)
 
     def guard(self, span: ReadableSpan) -> ReadableSpan:
         """One span through the chain (a bare loop over the steps).
 
-        When no step replaced a field, the original span is what ships: rebuilding it would
-        copy every field into an equal span.
+        When no step would change a field, the original span is what ships: rebuilding it
+        would copy every field into an equal span. With the default chain that is known up
+        front, when every string the steps scrub is one the redactor leaves unchanged.
         """
+        if self._clean is not None and self._untouched(span):
+            return span
         data = span_to_dict(span)
         before = dict(data)
         for step in self._steps:
@@ -382,6 +403,42 @@ class RedactingSpanExporter(SpanExporter):
         ):
             return span
         return span_from_dict(data)
+
+    def _untouched(self, span: ReadableSpan) -> bool:
+        """Whether the default steps would leave `span` as it is: every string they scrub —
+        the name, string attributes and string items of sequences, event names and
+        attributes, link attributes, the status description — is clean."""
+        unchanged = self._clean.unchanged  # type: ignore[union-attr]
+        if not unchanged(span.name) or not self._clean_attributes(span.attributes):
+            return False
+        for event in span.events:
+            if not unchanged(event.name) or not self._clean_attributes(event.attributes):
+                return False
+        for link in span.links:
+            if not self._clean_attributes(link.attributes):
+                return False
+        description = span.status.description
+        return not description or unchanged(description)
+
+    def _clean_attributes(self, attributes: Mapping[str, AttributeValue] | None) -> bool:
+        if not attributes:
+            return True
+        unchanged = self._clean.unchanged  # type: ignore[union-attr]
+        for value in attributes.values():
+            kind = type(value)
+            if kind is str:
+                if not unchanged(value):  # type: ignore[arg-type]
+                    return False
+            elif kind is tuple or kind is list:
+                for item in value:  # type: ignore[union-attr]
+                    if type(item) is str:
+                        if not unchanged(item):
+                            return False
+                    elif isinstance(item, str):
+                        return False  # a str subclass: the steps decide
+            elif kind not in _PLAIN:
+                return False  # anything unexpected: the steps decide
+        return True
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         guarded = []
