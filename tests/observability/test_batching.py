@@ -52,6 +52,38 @@ class TestBoundedBatcher:
         assert [1, 2, 3, 4] == gate.shipped
         batcher.shutdown(5)
 
+    def test_a_burst_below_the_wake_mark_waits_for_a_wake(self):
+        """Below `wake_at` a burst does not wake the worker (it runs when the turn is done);
+        reaching the mark does, and it still ships in batches of `max_export_batch_size`."""
+        batches: list[list[int]] = []
+        shipped = threading.Event()
+
+        def export(batch: list[int]) -> bool:
+            batches.append(batch)
+            shipped.set()
+            return True
+
+        batcher = BoundedBatcher(
+            export, signal=Signal.LOGS, health=TelemetryHealth(), max_queue_size=8,
+            max_export_batch_size=2, schedule_delay_s=60, wake_at=4,
+        )  # fmt: skip
+        for item in range(3):
+            batcher.emit(item)
+        assert not shipped.wait(0.3)
+        batcher.emit(3)
+        assert shipped.wait(5)
+        assert batcher.force_flush(5)
+        assert [[0, 1], [2, 3]] == batches
+        batcher.shutdown(5)
+
+    @pytest.mark.parametrize("wake_at", [1, 9])
+    def test_the_wake_mark_is_validated(self, wake_at):
+        with pytest.raises(ValueError, match="wake_at must be between"):
+            BoundedBatcher(
+                lambda batch: True, signal=Signal.LOGS, health=TelemetryHealth(),
+                max_queue_size=8, max_export_batch_size=2, wake_at=wake_at,
+            )  # fmt: skip
+
     def test_failed_and_raising_exports_are_counted(self):
         """A batch whose export fails or raises counts one failure and its items as dropped."""
         results = iter([False, ConnectionError("down")])

@@ -517,6 +517,20 @@ class TestQueuedLogger:
         assert queued.shutdown(5)
         assert ["taken", "queued-0", "queued-1"] == blocking.events
 
+    def test_a_burst_waits_for_the_turn_to_end(self, stream):
+        """A turn's burst of lines (here 600: more than a batch, under half the queue) does
+        not wake the worker while the turn runs; `wake` at the turn's end writes them all."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        queued = QueuedLogger(logger, health=TelemetryHealth(), schedule_delay_s=3600)
+        for i in range(600):
+            queued.log(logging.INFO, f"line-{i}")
+        time.sleep(0.3)
+        assert "" == stream.getvalue()
+        queued.wake()
+        assert queued.force_flush(5)
+        assert 600 == len(lines(stream))
+        assert queued.shutdown(5)
+
     def test_lines_below_the_level_are_not_queued(self, stream):
         """A debug line costs nothing when the level is info."""
         blocking, health = BlockingLogger(), TelemetryHealth()

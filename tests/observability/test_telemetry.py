@@ -62,7 +62,8 @@ class TestSetupTelemetry:
             telemetry.shutdown(timeout_s=5.0)
         exported = spans.read_text() + logs.read_text()
         read = read_otlp_json(spans)
-        assert "[REDACTED:github_token]" == read[-1]["attributes"]["token"]
+        (user_span,) = [s for s in read if s["name"] == "user"]
+        assert "[REDACTED:github_token]" == user_span["attributes"]["token"]
         assert 3 == len({s["trace_id"] for s in read})
         assert SECRET not in exported
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -712,6 +713,24 @@ class TestOffThePath:
             s.attributes["gen_ai.tool.call.id"] for s in traced.named("execute_tool")
         )
         assert [] == traced.named("invoke_agent")
+        assert traced.observer.shutdown(1.0)
+
+    def test_a_turn_is_built_when_it_ends(self):
+        """A turn's burst of spans (600 calls: more than a batch, under half the queue) is not
+        built while the turn runs, so the worker never competes with it for the GIL; the
+        turn's end wakes the worker."""
+        traced = Traced(schedule_delay_s=3600.0)
+        traced.observer.on_event(start_event("t1"))
+        for n in range(600):
+            for event in tool_events("t1", f"c{n}"):
+                traced.observer.on_event(event)
+        time.sleep(0.3)
+        assert () == traced.exporter.get_finished_spans()
+        traced.observer.on_event(end_event("t1"))
+        deadline = time.monotonic() + 5.0
+        while len(traced.exporter.get_finished_spans()) < 601 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert 601 == len(traced.exporter.get_finished_spans())  # no flush asked for
         assert traced.observer.shutdown(1.0)
 
     def test_a_failing_build_costs_that_span_and_is_counted(self, traced, caplog):

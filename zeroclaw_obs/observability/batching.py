@@ -62,6 +62,8 @@ class BoundedBatcher(Generic[T]):
         max_queue_size: the bound; items beyond it are dropped.
         max_export_batch_size: the most items per `export` call.
         schedule_delay_s: the longest an item waits before the worker looks at the queue.
+        wake_at: the queue length that wakes the worker early (default: a full batch, as the
+            OpenTelemetry batch processors do). A higher mark keeps a burst from waking it.
         name: the worker thread's name after `zeroclaw-` (default: `<signal>-export`).
 
     Raises:
@@ -77,14 +79,20 @@ class BoundedBatcher(Generic[T]):
         max_queue_size: int = 2048,
         max_export_batch_size: int = 512,
         schedule_delay_s: float = 5.0,
+        wake_at: int | None = None,
         name: str | None = None,
     ) -> None:
         _validate(max_queue_size, max_export_batch_size, schedule_delay_s)
+        if wake_at is not None and not max_export_batch_size <= wake_at <= max_queue_size:
+            raise ValueError(
+                f"wake_at must be between max_export_batch_size and max_queue_size, got {wake_at}"
+            )
         self._export = export
         self._signal = signal
         self._health = health
         self._queue: deque[T] = deque(maxlen=max_queue_size)  # the bound
         self._batch_size = max_export_batch_size
+        self._wake_at = wake_at or max_export_batch_size
         self._delay = schedule_delay_s
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -110,7 +118,7 @@ class BoundedBatcher(Generic[T]):
             accepted = not self._closing and len(self._queue) < self._queue.maxlen  # type: ignore[operator]
             if accepted:
                 self._queue.append(item)
-                ready = len(self._queue) >= self._batch_size
+                ready = len(self._queue) >= self._wake_at
         if not accepted:
             self._health.increment(HealthCounter.DROPPED, self._signal)
             self._warn_dropped(self._signal.value)

@@ -137,7 +137,9 @@ class SpanObserver:
             whole from its closing event (its real start is in the event) instead.
         max_recent_spans: ended spans `ids_for` still answers for (a bounded LRU).
         max_queue_size: spans waiting to be built; more are dropped and counted.
-        schedule_delay_s: the longest a span waits to be built while no turn ends.
+        schedule_delay_s: the longest a span waits to be built while no turn ends. The worker
+            also wakes at the end of every turn and when half the queue is used, not for each
+            full batch: it stays off the GIL while a turn is busy (see `QueuedLogger`).
 
     Raises:
         ValueError: a bound is not a positive integer; the message names it.
@@ -193,6 +195,7 @@ class SpanObserver:
             max_queue_size=max_queue_size,
             max_export_batch_size=min(512, max_queue_size),
             schedule_delay_s=schedule_delay_s,
+            wake_at=max(min(512, max_queue_size), max_queue_size // 2),
             name="traces-build",
         )
 
