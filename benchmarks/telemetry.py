@@ -900,11 +900,15 @@ What each side does when on (same turn, same payloads, same OTLP/JSON file expor
       redaction, no receipts. Stock BatchSpanProcessor. Tools run one at a time
       (parallel_execution_mode('sequential')), all N calls from one model response.
 Per-call figures are the whole turn / N (the turn's fixed cost and its 2 model calls included);
-'added' is the median over rounds of (on − off), best is best-on − best-off. With up to 509
-calls every span waits in the batch queue (512 a batch) until the flush, so the turn's wall is
-the on-path cost and the flush is the export. With more calls (--calls 1000) a worker exports a
-batch mid-turn and, under the GIL, its CPU lands on the turn's wall too: this provider never
-waits, while a real one leaves the worker its network waits."""
+'added' is the median over rounds of (on − off), best is best-on − best-off. The log worker
+and the span builder wake at the end of a turn, every second, or when half their queue is
+used (8,192 lines, 2,048 spans), so below ~1,000 calls neither runs during this turn (which
+lasts well under a second):
+the turn's wall is the on-path cost, and the flush is the building, rendering and export.
+With more calls (--calls 3000) they wake mid-turn and, under the GIL (RE2 releases it on every
+match, so the turn and a worker trade it at each redaction), their CPU and context switches
+land on the turn's wall too: this provider never waits, while a real one leaves the workers
+its network waits. The span export queue keeps OTEL_BSP_* (a wake per 512 spans)."""
 
 
 def main() -> int:

@@ -31,7 +31,8 @@ from zeroclaw_obs.observability.events import (
 )
 from zeroclaw_obs.observability.export_guard import RedactingSpanExporter
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter
+from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter, read_otlp_json
+from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
 from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
@@ -732,6 +733,24 @@ class TestOffThePath:
             time.sleep(0.01)
         assert 601 == len(traced.exporter.get_finished_spans())  # no flush asked for
         assert traced.observer.shutdown(1.0)
+
+    def test_a_turn_larger_than_the_export_queue_loses_no_span(self, tmp_path):
+        """2,500 calls in one turn, more than either default queue holds (2,048 spans to
+        build, 2,048 to export): every span reaches the file and nothing is dropped."""
+        path, health = tmp_path / "spans.jsonl", TelemetryHealth()
+        provider = build_tracer_provider(
+            otlp_json_path=path, redactor=Redactor(), health=health, env={}
+        )
+        observer = SpanObserver(provider, health=health)
+        observer.on_event(start_event("t1"))
+        for n in range(2500):
+            for event in tool_events("t1", f"c{n}"):
+                observer.on_event(event)
+        observer.on_event(end_event("t1"))
+        assert observer.shutdown(10.0)
+        assert shutdown_tracing(provider, 10.0)
+        assert 2501 == len(read_otlp_json(path))
+        assert {} == dict(health.snapshot().dropped)
 
     def test_a_failing_build_costs_that_span_and_is_counted(self, traced, caplog):
         """A span the SDK fails to build on the worker is counted; the others still ship."""

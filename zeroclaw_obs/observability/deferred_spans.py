@@ -60,8 +60,8 @@ class SpanIdHandoff(IdGenerator):
         self.inner = inner
         self._given = threading.local()
 
-    def give(self, span_id: int) -> None:
-        """Make the next `generate_span_id` on this thread return `span_id`."""
+    def give(self, span_id: int | None) -> None:
+        """Make the next `generate_span_id` on this thread return `span_id` (None: withdraw)."""
         self._given.span_id = span_id
 
     def generate_span_id(self) -> int:
@@ -168,6 +168,8 @@ class PendingSpan(Span):
             attributes=self.attributes,
             start_time=self.start_ns,
         )
+        if handoff is not None:
+            handoff.give(None)  # unused when the tracer is disabled: never leave it for another
         for name, *args in self.ops:
             getattr(span, name)(*args)
         span.end(end_time=self.end_ns)

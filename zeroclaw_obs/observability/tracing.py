@@ -136,7 +136,9 @@ class SpanObserver:
         max_open_spans_per_turn: open child spans kept per turn; beyond it a span is built
             whole from its closing event (its real start is in the event) instead.
         max_recent_spans: ended spans `ids_for` still answers for (a bounded LRU).
-        max_queue_size: spans waiting to be built; more are dropped and counted.
+        max_queue_size: spans waiting to be built; more are dropped and counted. The default
+            is the SDK batch processor's queue (2,048), so what the worker builds in one go
+            fits the export queue behind it.
         schedule_delay_s: the longest a span waits to be built while no turn ends. The worker
             also wakes at the end of every turn and when half the queue is used, not for each
             full batch: it stays off the GIL while a turn is busy (see `QueuedLogger`).
@@ -154,7 +156,7 @@ class SpanObserver:
         max_open_turns: int = 1024,
         max_open_spans_per_turn: int = 4096,
         max_recent_spans: int = 4096,
-        max_queue_size: int = 8192,
+        max_queue_size: int = 2048,
         schedule_delay_s: float = 1.0,
     ) -> None:
         bounds = {
