@@ -50,10 +50,11 @@ class BoundedBatcher(Generic[T]):
     """A bounded queue drained in batches by one worker thread; one implementation per signal.
 
     `emit` never blocks and never raises: when the queue is full the item is dropped and
-    counted. The worker wakes every `schedule_delay_s`, or early once a batch is ready, and
-    hands batches to `export`; a batch whose export returns False or raises is counted as one
-    export failure and its items as dropped (there is no retry here; exporters retry within
-    their own timeout). `force_flush` and `shutdown` wait at most their timeout.
+    counted. The worker wakes every `schedule_delay_s`, or early once `wake_at` items wait (a
+    full batch by default), and hands batches to `export`; a batch whose export returns False
+    or raises is counted as one export failure and its items as dropped (there is no retry
+    here; exporters retry within their own timeout). `force_flush` and `shutdown` wait at most
+    their timeout.
 
     Args:
         export: ships one batch; returns True on success. Called only from the worker thread.

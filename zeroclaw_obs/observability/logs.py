@@ -15,8 +15,9 @@ Risky parts:
   each line, with the time it was logged, to a bounded queue, and one worker thread runs the
   processors (redaction included) and writes. A full queue drops lines and counts them
   (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never blocks the turn. Lines are
-  written when a batch is ready, at the end of every turn, every `schedule_delay_s`, and at
-  shutdown (with a deadline): a process killed outright loses the lines of the last second.
+  written when half the queue is used, at the end of every turn, every `schedule_delay_s`,
+  and at shutdown (with a deadline): a process killed outright loses the lines of the last
+  second.
 """
 
 from __future__ import annotations
