@@ -99,6 +99,21 @@ class Traced:
         return span
 
 
+async def run_probe(run_scenario, traced: Traced) -> list[int]:
+    """One call (`c1`) to a tool that reports the span id current while it runs."""
+    seen: list[int] = []
+
+    @tool
+    async def probe(city: str) -> str:
+        """Report the current span."""
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return "ok"
+
+    data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
+    await run_scenario(data, observer=traced.observer, extra_tools=[probe])
+    return seen
+
+
 @pytest.fixture
 def traced() -> Iterator[Traced]:
     traced = Traced()
@@ -238,16 +253,7 @@ class TestParenting:
 
     async def test_the_scope_ends_with_the_call(self, run_scenario, traced):
         """After the tool returns, the engine's own context no longer has the tool span."""
-        seen: list[object] = []
-
-        @tool
-        async def probe(city: str) -> str:
-            """Report the current span."""
-            seen.append(trace.get_current_span().get_span_context().span_id)
-            return "ok"
-
-        data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
-        await run_scenario(data, observer=traced.observer, extra_tools=[probe])
+        seen = await run_probe(run_scenario, traced)
         assert [traced.tool("c1").context.span_id] == seen
         assert not trace.get_current_span().get_span_context().is_valid
 
@@ -634,16 +640,7 @@ class TestOffThePath:
         recorder = ThreadRecorder()
         traced = Traced()
         traced.provider.add_span_processor(recorder)
-        seen: list[int] = []
-
-        @tool
-        async def probe(city: str) -> str:
-            """Report the current span."""
-            seen.append(trace.get_current_span().get_span_context().span_id)
-            return "ok"
-
-        data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
-        await run_scenario(data, observer=traced.observer, extra_tools=[probe])
+        seen = await run_probe(run_scenario, traced)
         assert [traced.tool("c1").context.span_id] == seen
         assert {
             "invoke_agent weather-bot": threading.main_thread().name,
