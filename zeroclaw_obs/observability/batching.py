@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .health import HealthCounter, Signal, TelemetryHealth
 
-__all__ = ["DROP_LOG_INTERVAL_S", "BoundedBatchSpanProcessor", "BoundedBatcher"]
+__all__ = ["DROP_LOG_INTERVAL_S", "BoundedBatchSpanProcessor", "BoundedBatcher", "half_queue"]
 
 _log = logging.getLogger(__name__)
 
@@ -29,6 +29,14 @@ T = TypeVar("T")
 
 DROP_LOG_INTERVAL_S = 60.0
 """At most one drop warning per signal per minute: drop logging must not flood."""
+
+
+def half_queue(max_queue_size: int, max_export_batch_size: int) -> int:
+    """The `wake_at` of workers that should not run while a turn is busy: half the queue (a
+    memory bound), never below one batch. RE2 releases the GIL on every match, so a worker
+    that redacts in the middle of a busy turn trades the GIL with it at every call; such a
+    worker waits for the turn's end (`wake`), its delay, or this mark."""
+    return max(max_export_batch_size, max_queue_size // 2)
 
 
 class _RateLimitedWarning:

@@ -33,7 +33,7 @@ import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
 from ..redaction import Redactor
-from .batching import BoundedBatcher
+from .batching import BoundedBatcher, half_queue
 from .events import (
     AgentEnd,
     AgentStart,
@@ -400,7 +400,7 @@ class QueuedLogger:
             max_queue_size=max_queue_size,
             max_export_batch_size=max_export_batch_size,
             schedule_delay_s=schedule_delay_s,
-            wake_at=max(max_export_batch_size, max_queue_size // 2),
+            wake_at=half_queue(max_queue_size, max_export_batch_size),
         )
 
     def log(self, level: int, event: str, **fields: Any) -> None:

@@ -35,7 +35,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 
 from .. import __version__
-from .batching import BoundedBatcher
+from .batching import BoundedBatcher, half_queue
 from .deferred_spans import Operation, PendingSpan, RootEnd, install_handoff
 from .events import (
     AgentEnd,
@@ -197,7 +197,7 @@ class SpanObserver:
             max_queue_size=max_queue_size,
             max_export_batch_size=min(512, max_queue_size),
             schedule_delay_s=schedule_delay_s,
-            wake_at=max(min(512, max_queue_size), max_queue_size // 2),
+            wake_at=half_queue(max_queue_size, min(512, max_queue_size)),
             name="traces-build",
         )
 
