@@ -14,7 +14,8 @@ as the current span) point at the span that will be exported.
 
 Risky parts:
 - The handoff is per thread and consumed by the next `generate_span_id` on that thread: the
-  worker sets it right before `start_span`, and no other code runs in between.
+  worker sets it right before `start_span` (which asks for the id before any processor runs)
+  and withdraws it right after, in case a disabled tracer never asked.
 - A `PendingSpan` is written on the event loop's thread (the engine, tool code) and read on
   the worker only after it was closed and queued; operations after the close are ignored, as
   the SDK ignores them on an ended span.
