@@ -14,25 +14,22 @@ Nothing under `turn/` imports this module.
 Risky part: `on_event` runs on the turn's path. It must not block or raise, so the handlers
 only record: the root span is a live SDK span, but every child is a `PendingSpan` that one
 worker thread builds into an SDK span later (`deferred_spans.py`), and a bug in a handler or
-in a build is counted, never raised. Every map it keeps is bounded: a turn that never ends is
-evicted once `max_open_turns` newer turns have started, and counted as dropped; the build
-queue is bounded too, and a full one drops and counts.
+in a build is counted, never raised. What it keeps between events is bounded
+(`open_spans.py`: a turn that never ends is evicted and counted as dropped), and so is the
+build queue, which drops and counts when full.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from .. import __version__
 from .batching import BoundedBatcher, half_queue
@@ -51,6 +48,7 @@ from .events import (
     TurnOutcomeKind,
 )
 from .health import HealthCounter, Signal, TelemetryHealth
+from .open_spans import OpenSpans, OpenTurn
 from .span_ids import Ids
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
@@ -95,28 +93,6 @@ class ContentCapture(StrEnum):
     """No arguments, results or free-text reasons: ids, names, outcomes and counts only."""
 
 
-@dataclass(slots=True)
-class _OpenTurn:
-    """The open spans of one turn."""
-
-    root: Span
-    """A live SDK span, started on the path: its sampling decision and ids are needed there."""
-    context: otel_context.Context
-    """`set_span_in_context(root)`: the explicit parent of every child."""
-    ids: Ids | None
-    """The root's ids (`_ids`), read once: metrics and logs ask for them on every event."""
-    recording: bool
-    """Whether the root records; an unsampled turn records no children (they follow it)."""
-    chats: dict[int, PendingSpan] = field(default_factory=dict)
-    """Open `chat` spans by iteration."""
-    tools: dict[str, list[tuple[PendingSpan, Ids | None]]] = field(default_factory=dict)
-    """Open `execute_tool` spans and their ids by call id; a list because a model may repeat
-    an id."""
-    open_children: int = 0
-    provider_error: str | None = None
-    """The last failed provider call's error type: the turn's `error.type` if it ends in error."""
-
-
 class SpanObserver:
     """Records every turn as spans on `tracer_provider`. `on_event` must not block or raise.
 
@@ -159,24 +135,16 @@ class SpanObserver:
         max_queue_size: int = 2048,
         schedule_delay_s: float = 1.0,
     ) -> None:
-        bounds = {
-            "max_open_turns": max_open_turns,
-            "max_open_spans_per_turn": max_open_spans_per_turn,
-            "max_recent_spans": max_recent_spans,
-        }
-        for name, value in bounds.items():
-            if value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value}")
         self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
         self._health = health or TelemetryHealth()
-        self._max_turns = max_open_turns
-        self._max_children = max_open_spans_per_turn
-        self._max_recent = max_recent_spans
-        self._turns: OrderedDict[str, _OpenTurn] = OrderedDict()
-        self._recent: OrderedDict[tuple[str, str | None], tuple[str, str]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._open = OpenSpans(
+            health=self._health,
+            max_open_turns=max_open_turns,
+            max_open_spans_per_turn=max_open_spans_per_turn,
+            max_recent_spans=max_recent_spans,
+        )
         self._reported: set[type] = set()
         self.errors = 0
         """Events a handler failed on (also counted in `health` as `observer_errors`)."""
@@ -249,15 +217,7 @@ class SpanObserver:
             None when the span is unknown, evicted, or not sampled (an id that leads to no
             trace is worse than none).
         """
-        with self._lock:
-            turn = self._turns.get(turn_id)
-            if turn is not None:
-                if tool_call_id is None:
-                    return turn.ids
-                spans = turn.tools.get(tool_call_id)
-                if spans:
-                    return spans[0][1]
-            return self._recent.get((turn_id, tool_call_id))
+        return self._open.ids_for(turn_id, tool_call_id)
 
     def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[Any] | None:
         """The call's open `execute_tool` span as the current span, while its tool runs.
@@ -269,17 +229,14 @@ class SpanObserver:
         that is not sampled the current span is the (non-recording) root, so the tool's spans
         follow that decision. None when the call has no open span (evicted, tracing off).
         """
-        with self._lock:
-            turn = self._turns.get(turn_id)
-            if turn is None:
+        turn = self._open.turn(turn_id)
+        if turn is None:
+            return None
+        current = self._open.tool_span(turn, tool_call_id, newest=True)
+        if current is None:
+            if turn.recording:
                 return None
-            spans = turn.tools.get(tool_call_id)
-            if spans:
-                current: Span = spans[-1][0]
-            elif not turn.recording:
-                current = turn.root
-            else:
-                return None
+            current = turn.root
         return trace.use_span(
             current, end_on_exit=False, record_exception=False, set_status_on_exception=False
         )
@@ -307,25 +264,16 @@ class SpanObserver:
             attributes=attributes,
             start_time=event.time_ns,
         )
-        turn = _OpenTurn(
+        turn = OpenTurn(
             root=root,
             context=trace.set_span_in_context(root),
             ids=_ids(root.get_span_context()),
             recording=root.is_recording(),
         )
-        with self._lock:
-            evicted = [self._turns.pop(c.turn_id)] if c.turn_id in self._turns else []
-            self._turns[c.turn_id] = turn
-            while len(self._turns) > self._max_turns:
-                evicted.append(self._turns.popitem(last=False)[1])
-        for old in evicted:
-            # Never ended, so never exported: only the memory is reclaimed.
-            self._health.increment(HealthCounter.DROPPED, Signal.TRACES, 1 + old.open_children)
+        self._open.open_turn(c.turn_id, turn)
 
     def _agent_end(self, event: AgentEnd) -> None:
-        turn_id = event.correlation.turn_id
-        with self._lock:
-            turn = self._turns.pop(turn_id, None)
+        turn = self._open.close_turn(event.correlation.turn_id)
         if turn is None:
             return  # evicted (already counted) or started before this observer was added
         self._end_unfinished(turn, event.time_ns)
@@ -345,9 +293,8 @@ class SpanObserver:
         # Behind the turn's children in the queue, so the root is the last span built.
         self._queue.emit(RootEnd(turn.root, event.time_ns, attributes, status))
         self._queue.wake()
-        self._remember((turn_id, None), turn.ids)
 
-    def _end_unfinished(self, turn: _OpenTurn, end_ns: int) -> None:
+    def _end_unfinished(self, turn: OpenTurn, end_ns: int) -> None:
         """End children the engine never closed (a bug upstream) so the trace stays whole."""
         leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
         for span in leftovers:
@@ -362,15 +309,12 @@ class SpanObserver:
     # -- provider calls --------------------------------------------------------------------
 
     def _llm_request(self, event: LlmRequest) -> None:
-        turn = self._turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not turn.recording or not self._room(turn):
+        turn = self._open.turn(event.correlation.turn_id, for_span=True)
+        if turn is None or not turn.recording or not self._open.has_room(turn):
             return  # beyond the cap the response builds the span whole
-        span = self._chat(turn, event, event.time_ns)
-        with self._lock:
-            turn.chats[event.iteration] = span
-            turn.open_children += 1
+        self._open.open_chat(turn, event.iteration, self._chat(turn, event, event.time_ns))
 
-    def _chat(self, turn: _OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> PendingSpan:
+    def _chat(self, turn: OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> PendingSpan:
         return self._child(
             turn,
             f"chat {event.model}",
@@ -387,13 +331,10 @@ class SpanObserver:
         )
 
     def _llm_response(self, event: LlmResponse) -> None:
-        turn = self._turn(event.correlation.turn_id)
+        turn = self._open.turn(event.correlation.turn_id)
         if turn is None or not turn.recording:
             return
-        with self._lock:
-            span = turn.chats.pop(event.iteration, None)
-            if span is not None:
-                turn.open_children -= 1
+        span = self._open.close_chat(turn, event.iteration)
         if span is None:
             # The request was missed (per-turn cap, observer added mid-turn); the duration
             # gives the real start back.
@@ -422,16 +363,13 @@ class SpanObserver:
     # -- tool calls ------------------------------------------------------------------------
 
     def _tool_start(self, event: ToolCallStart) -> None:
-        turn = self._turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not turn.recording or not self._room(turn):
+        turn = self._open.turn(event.correlation.turn_id, for_span=True)
+        if turn is None or not turn.recording or not self._open.has_room(turn):
             return  # beyond the cap `ToolCall` builds the span whole
         span = self._tool(turn, event, event.time_ns)
-        opened = (span, self._child_ids(turn, span))
-        with self._lock:
-            turn.tools.setdefault(event.tool_call_id, []).append(opened)
-            turn.open_children += 1
+        self._open.open_tool(turn, event.tool_call_id, (span, self._child_ids(span)))
 
-    def _tool(self, turn: _OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
+    def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": event.tool,
@@ -447,15 +385,15 @@ class SpanObserver:
         )
 
     def _tool_end(self, event: ToolCall) -> None:
-        turn = self._turn(event.correlation.turn_id)
+        turn = self._open.turn(event.correlation.turn_id)
         if turn is None or not turn.recording:
             return
-        opened = self._pop_tool(turn, event.tool_call_id)
+        opened = self._open.close_tool(turn, event.tool_call_id)
         if opened is None:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
             # still carries the real start, so the span is whole.
             span = self._tool(turn, event, event.start_time_ns)
-            opened = (span, self._child_ids(turn, span))
+            opened = (span, self._child_ids(span))
         span, ids = opened
         attributes: dict[str, Any] = {
             "zeroclaw.tool.outcome": event.outcome.value,
@@ -478,16 +416,14 @@ class SpanObserver:
             }
             closing.append(("add_event", "zeroclaw.truncation", truncation, event.time_ns))
         self._queue.emit(span.close(event.time_ns, *closing))
-        self._remember((event.correlation.turn_id, event.tool_call_id), ids)
+        self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
 
     def _loop_detection(self, event: LoopDetection) -> None:
-        turn = self._turn(event.correlation.turn_id)
+        turn = self._open.turn(event.correlation.turn_id)
         if turn is None:
             return
-        with self._lock:
-            spans = turn.tools.get(event.tool_call_id)
-            # The live root takes the event directly; its SDK span is thread-safe.
-            span: Span = spans[0][0] if spans else turn.root
+        # Without an open tool span the live root takes the event; its SDK span is thread-safe.
+        span = self._open.tool_span(turn, event.tool_call_id) or turn.root
         span.add_event(
             "zeroclaw.loop_detection",
             {
@@ -499,7 +435,7 @@ class SpanObserver:
         )
 
     def _approval(self, event: ApprovalDecision) -> None:
-        turn = self._turn(event.correlation.turn_id, for_span=True)
+        turn = self._open.turn(event.correlation.turn_id, for_span=True)
         if turn is None or not turn.recording:
             return
         span = self._child(
@@ -522,7 +458,7 @@ class SpanObserver:
 
     def _child(
         self,
-        turn: _OpenTurn,
+        turn: OpenTurn,
         name: str,
         kind: SpanKind,
         start_ns: int,
@@ -547,41 +483,8 @@ class SpanObserver:
             )
         return PendingSpan(name, context, turn.context, kind, start_ns, attributes)
 
-    def _child_ids(self, turn: _OpenTurn, span: PendingSpan) -> Ids | None:
+    def _child_ids(self, span: PendingSpan) -> Ids | None:
         return None if self._handoff is None else _ids(span.context)
-
-    def _turn(self, turn_id: str, *, for_span: bool = False) -> _OpenTurn | None:
-        """The open turn; with `for_span`, a missing turn counts the span it costs as dropped."""
-        with self._lock:
-            turn = self._turns.get(turn_id)
-        if turn is None and for_span:
-            # Evicted, or the observer was added mid-turn: nothing to parent the span on.
-            self._health.increment(HealthCounter.DROPPED, Signal.TRACES)
-        return turn
-
-    def _room(self, turn: _OpenTurn) -> bool:
-        """Whether one more child may stay open (the per-turn bound on memory)."""
-        return turn.open_children < self._max_children
-
-    def _pop_tool(self, turn: _OpenTurn, call_id: str) -> tuple[PendingSpan, Ids | None] | None:
-        with self._lock:
-            spans = turn.tools.get(call_id)
-            if not spans:
-                return None
-            opened = spans.pop(0)
-            if not spans:
-                del turn.tools[call_id]
-            turn.open_children -= 1
-            return opened
-
-    def _remember(self, key: tuple[str, str | None], ids: Ids | None) -> None:
-        if ids is None:
-            return
-        with self._lock:
-            self._recent[key] = ids
-            self._recent.move_to_end(key)
-            while len(self._recent) > self._max_recent:
-                self._recent.popitem(last=False)
 
     def _describe(self, text: str | None) -> str | None:
         if not self._capture or not text:
