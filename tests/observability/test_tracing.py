@@ -565,6 +565,32 @@ class TestEventsAlone:
         assert traced.tool("c2").end_time - traced.tool("c2").start_time >= 60_000_000
         traced.provider.shutdown()
 
+    async def test_beyond_the_cap_tool_code_still_joins_the_turn(self, run_scenario):
+        """A call past `max_open_spans_per_turn` has no open span while it runs: the spans its
+        code starts take the turn's root as parent instead of leaving the trace."""
+        traced = Traced(max_open_spans_per_turn=1)
+        user_tracer = traced.provider.get_tracer("user.code")
+
+        @tool
+        async def fetch(city: str) -> str:
+            """Fetch a page."""
+            with user_tracer.start_as_current_span(f"GET {city}"):
+                await asyncio.sleep(0.01)
+            return "ok"
+
+        data = scenario(
+            [call("c1", "Paris", "fetch"), call("c2", "Oslo", "fetch")],
+            parallel_tools=True,
+            approval={"auto_approve": ["fetch"]},
+        )
+        await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+        root, (inner,) = traced.root(), traced.named("GET Oslo")
+        assert (root.context.trace_id, root.context.span_id) == (
+            inner.context.trace_id,
+            inner.parent.span_id,
+        )
+        assert traced.observer.shutdown(1.0)
+
     def test_the_root_joins_the_callers_trace(self, traced):
         """A turn started inside a caller's span becomes its child; children still use the root."""
         tracer = traced.provider.get_tracer("caller")

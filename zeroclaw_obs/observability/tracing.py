@@ -225,18 +225,15 @@ class SpanObserver:
         The engine enters it in the task that runs the call (`observer.tool_scope`), so a span
         the tool's own code starts, on any tracer, has the tool span as its parent, and what
         the code records on the current span lands on the tool span. The scope neither ends
-        the span nor records the tool's exception on it: the closing event does. In a turn
-        that is not sampled the current span is the (non-recording) root, so the tool's spans
-        follow that decision. None when the call has no open span (evicted, tracing off).
+        the span nor records the tool's exception on it: the closing event does. A call with
+        no open span runs in the root's scope: in a turn that is not sampled (the tool's spans
+        follow that decision) and beyond the per-turn cap (they still join the turn's trace).
+        None when the turn is unknown (evicted, or tracing is off).
         """
         turn = self._open.turn(turn_id)
         if turn is None:
             return None
-        current = self._open.tool_span(turn, tool_call_id, newest=True)
-        if current is None:
-            if turn.recording:
-                return None
-            current = turn.root
+        current = self._open.tool_span(turn, tool_call_id, newest=True) or turn.root
         return trace.use_span(
             current, end_on_exit=False, record_exception=False, set_status_on_exception=False
         )
