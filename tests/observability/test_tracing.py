@@ -99,6 +99,26 @@ class Traced:
         return span
 
 
+async def run_fetches(run_scenario, traced: Traced) -> None:
+    """Two parallel calls (`c1` Paris, `c2` Oslo) to a tool whose code starts its own span,
+    `GET {city}`, on another tracer of the same provider."""
+    user_tracer = traced.provider.get_tracer("user.code")
+
+    @tool
+    async def fetch(city: str) -> str:
+        """Fetch a page."""
+        with user_tracer.start_as_current_span(f"GET {city}"):
+            await asyncio.sleep(0.01)
+        return "ok"
+
+    data = scenario(
+        [call("c1", "Paris", "fetch"), call("c2", "Oslo", "fetch")],
+        parallel_tools=True,
+        approval={"auto_approve": ["fetch"]},
+    )
+    await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+
+
 async def run_probe(run_scenario, traced: Traced) -> list[int]:
     """One call (`c1`) to a tool that reports the span id current while it runs."""
     seen: list[int] = []
@@ -229,21 +249,7 @@ class TestParenting:
 
         Two parallel calls: each inner span finds its own call's span, not the sibling's.
         """
-        user_tracer = traced.provider.get_tracer("user.code")
-
-        @tool
-        async def fetch(city: str) -> str:
-            """Fetch a page."""
-            with user_tracer.start_as_current_span(f"GET {city}"):
-                await asyncio.sleep(0.01)
-            return "ok"
-
-        data = scenario(
-            [call("c1", "Paris", "fetch"), call("c2", "Oslo", "fetch")],
-            parallel_tools=True,
-            approval={"auto_approve": ["fetch"]},
-        )
-        await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+        await run_fetches(run_scenario, traced)
         for call_id, city in (("c1", "Paris"), ("c2", "Oslo")):
             (inner,) = traced.named(f"GET {city}")
             outer = traced.tool(call_id)
@@ -569,21 +575,7 @@ class TestEventsAlone:
         """A call past `max_open_spans_per_turn` has no open span while it runs: the spans its
         code starts take the turn's root as parent instead of leaving the trace."""
         traced = Traced(max_open_spans_per_turn=1)
-        user_tracer = traced.provider.get_tracer("user.code")
-
-        @tool
-        async def fetch(city: str) -> str:
-            """Fetch a page."""
-            with user_tracer.start_as_current_span(f"GET {city}"):
-                await asyncio.sleep(0.01)
-            return "ok"
-
-        data = scenario(
-            [call("c1", "Paris", "fetch"), call("c2", "Oslo", "fetch")],
-            parallel_tools=True,
-            approval={"auto_approve": ["fetch"]},
-        )
-        await run_scenario(data, observer=traced.observer, extra_tools=[fetch])
+        await run_fetches(run_scenario, traced)
         root, (inner,) = traced.root(), traced.named("GET Oslo")
         assert (root.context.trace_id, root.context.span_id) == (
             inner.context.trace_id,
