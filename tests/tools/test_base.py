@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+import contextvars
+import threading
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 
 from zeroclaw_obs.errors import ToolDefinitionError
-from zeroclaw_obs.tools.base import ArgumentError, Provenance, Tool, ToolResult, ToolSpec, tool
+from zeroclaw_obs.tools.base import (
+    ArgumentError,
+    Provenance,
+    Tool,
+    ToolResult,
+    ToolSpec,
+    tool,
+)
 
 
 @tool
@@ -98,6 +111,148 @@ class TestToolDecorator:
         result = await get_weather()
         assert not result.success
         assert result.error.startswith("invalid arguments: city")
+
+
+REQUEST = contextvars.ContextVar("REQUEST", default="none")
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    """An event a blocking tool waits on; set at teardown so no worker is left parked."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def blocking_scenario(*calls: dict[str, Any], **config: Any) -> dict[str, Any]:
+    return {
+        "user": "go",
+        "config": {"approval": {"auto_approve": ["*"]}, **config},
+        "responses": [{"tool_calls": list(calls)}, {"text": "done"}],
+    }
+
+
+def tool_texts(replay) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in replay.state.messages if m["role"] == "tool"}
+
+
+class TestReadOnly:
+    def test_tools_are_not_read_only_by_default(self):
+        """A tool that declares nothing is not read-only: the safe default."""
+        assert (False, False) == (get_weather.read_only, Tool.read_only)
+
+    def test_decorator_declares_read_only(self):
+        """`@tool(read_only=True)` declares the function read-only."""
+
+        @tool(read_only=True)
+        def lookup(key: str) -> str:
+            """Look a key up."""
+            return key
+
+        assert lookup.read_only
+
+
+class TestSyncFunctionsRunInAWorkerThread:
+    async def test_a_sync_function_runs_off_the_event_loop(self):
+        """A plain function runs in a worker thread; an `async def` one on the loop's thread."""
+        seen: list[str] = []
+
+        @tool
+        def where_sync(n: int) -> str:
+            seen.append(threading.current_thread().name)
+            return "ok"
+
+        @tool
+        async def where_async(n: int) -> str:
+            seen.append(threading.current_thread().name)
+            return "ok"
+
+        await where_sync.execute({"n": 1})
+        await where_async.execute({"n": 1})
+        assert ["zeroclaw-tool-worker", threading.current_thread().name] == seen
+        assert (False, True) == (where_sync.runs_on_loop, where_async.runs_on_loop)
+
+    async def test_the_call_sees_the_callers_context(self):
+        """The worker runs in a copy of the caller's context: context variables and the current
+        span are what they are in the task that awaits the call."""
+        provider = TracerProvider()
+        seen: list[Any] = []
+
+        @tool
+        def probe(n: int) -> str:
+            seen.extend([REQUEST.get(), trace.get_current_span()])
+            return "ok"
+
+        REQUEST.set("req-7")
+        with provider.get_tracer("test").start_as_current_span("outer") as outer:
+            await probe.execute({"n": 1})
+        assert ["req-7", outer] == seen
+        provider.shutdown()
+
+    async def test_exceptions_reach_the_caller(self):
+        """What a sync function raises is raised by `execute`, as for an async function."""
+
+        @tool
+        def broken(n: int) -> str:
+            raise ValueError("no such row")
+
+        with pytest.raises(ValueError, match="no such row"):
+            await broken.execute({"n": 1})
+
+    async def test_an_awaitable_return_value_is_awaited(self):
+        """A plain function that returns an awaitable has it awaited on the loop."""
+
+        async def later() -> str:
+            return "later"
+
+        @tool
+        def deferred(n: int) -> Any:
+            return later()
+
+        assert ToolResult.ok("later") == await deferred.execute({"n": 1})
+
+    async def test_a_blocking_tool_does_not_stall_its_parallel_sibling(self, run_scenario, gate):
+        """In a parallel batch an async sibling finishes while a sync tool is still blocked,
+        and both keep their real results."""
+        order: list[str] = []
+
+        @tool
+        def blocker(n: int) -> str:
+            gate.wait(timeout=5)
+            order.append("blocker")
+            return "released"
+
+        @tool
+        async def sibling(n: int) -> str:
+            await asyncio.sleep(0.01)
+            order.append("sibling")
+            gate.set()
+            return "sibling ran"
+
+        data = blocking_scenario(
+            {"id": "c1", "name": "blocker", "arguments": {"n": 1}},
+            {"id": "c2", "name": "sibling", "arguments": {"n": 2}},
+            parallel_tools=True,
+        )
+        _, replay = await run_scenario(data, extra_tools=[blocker, sibling])
+        assert ["sibling", "blocker"] == order
+        assert {"c1": "released", "c2": "sibling ran"} == tool_texts(replay)
+
+    async def test_the_timeout_fires_on_a_blocked_sync_tool(self, run_scenario, gate):
+        """`tool_timeout_s` ends a sync tool that never returns: `Error: tool timed out after
+        {n}s`, while its thread stays parked until the test releases it."""
+
+        @tool
+        def stuck(n: int) -> str:
+            gate.wait(timeout=5)
+            return "too late"
+
+        data = blocking_scenario(
+            {"id": "c1", "name": "stuck", "arguments": {"n": 1}}, tool_timeout_s=0.05
+        )
+        _, replay = await run_scenario(data, extra_tools=[stuck])
+        assert {"c1": "Error: tool timed out after 0.05s"} == tool_texts(replay)
+        assert not gate.is_set()
 
 
 class SchemaTool(Tool):

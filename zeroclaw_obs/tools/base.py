@@ -4,9 +4,16 @@ This module owns the first lifecycle step. A tool is a name, a description, a JS
 an async `execute`. Tools never log, approve, observe or sign anything themselves: the
 dispatcher in `turn/dispatch.py` does all of that around them.
 
-Risky part: `@tool` derives the JSON schema from type hints with pydantic's `create_model`.
+A tool declares `read_only = True` when it never changes anything outside the turn (it reads,
+looks up, searches). Under `autonomy: read_only` only such tools run; every other call is denied
+by policy (see `approval/manager.py`). Undeclared means not read-only: the safe default.
+
+Risky parts: `@tool` derives the JSON schema from type hints with pydantic's `create_model`.
 That is done once, at decoration time, and a mistake in the definition fails at import with one
-`ToolDefinitionError` that lists every problem.
+`ToolDefinitionError` that lists every problem. A synchronous `@tool` function runs in a worker
+thread (`tools/_workers.py`), never on the event loop, so a blocking one stalls neither the loop,
+nor its parallel siblings, nor its own timeout; but a timed-out or cancelled sync function keeps
+running in its thread until it returns, because Python cannot stop a thread.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..errors import ToolDefinitionError
 from ._schema import SchemaValidator
+from ._workers import run_blocking
 
 __all__ = [
     "ArgumentError",
@@ -84,15 +92,19 @@ class ArgumentError:
 class Tool(ABC):
     """Base class of every tool the engine can dispatch.
 
-    Subclasses set `name`, `description` and `provenance` and implement `parameters_schema`
-    and `execute`. `validate_arguments` checks arguments against the schema before dispatch;
-    the dispatcher turns an `ArgumentError` into the failed result
-    `Error: invalid arguments: …` and never calls `execute`.
+    Subclasses set `name`, `description`, `provenance` and, for a tool that never changes
+    anything, `read_only = True`; they implement `parameters_schema` and `execute`.
+    `validate_arguments` checks arguments against the schema before dispatch; the dispatcher
+    turns an `ArgumentError` into the failed result `Error: invalid arguments: …` and never
+    calls `execute`.
     """
 
     name: str
     description: str = ""
     provenance: Provenance = Provenance.NATIVE
+    read_only: bool = False
+    """True when the tool never changes anything (files, processes, remote state); only such
+    tools run under `autonomy: read_only`. Read by the approval requirement."""
 
     @abstractmethod
     def parameters_schema(self) -> dict[str, Any]:
@@ -124,7 +136,12 @@ ToolFunction = Callable[..., Awaitable[Any] | Any]
 
 @dataclass(kw_only=True)
 class FunctionTool(Tool):
-    """A tool built by `@tool` from a plain (async or sync) function."""
+    """A tool built by `@tool` from a plain (async or sync) function.
+
+    An `async def` function runs on the event loop. Any other function runs in a worker thread
+    (`run_blocking`), in a copy of the caller's context, so the span current during the call is
+    the same in both; an awaitable it returns is then awaited on the loop.
+    """
 
     name: str
     description: str
@@ -132,7 +149,13 @@ class FunctionTool(Tool):
     model: type[BaseModel]
     schema: dict[str, Any]
     provenance: Provenance = Provenance.NATIVE
+    read_only: bool = False
     takes_kwargs: bool = field(default=True)
+    runs_on_loop: bool = field(init=False)
+    """True for a coroutine function; False sends each call to a worker thread."""
+
+    def __post_init__(self) -> None:
+        self.runs_on_loop = inspect.iscoroutinefunction(self.function)
 
     def parameters_schema(self) -> dict[str, Any]:
         return self.schema
@@ -145,9 +168,12 @@ class FunctionTool(Tool):
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
     async def execute(self, args: dict[str, Any]) -> ToolResult:
-        value = self.function(**args)
-        if inspect.isawaitable(value):
-            value = await value
+        if self.runs_on_loop:
+            value = await self.function(**args)
+        else:
+            value = await run_blocking(self.function, **args)
+            if inspect.isawaitable(value):
+                value = await value
         if isinstance(value, ToolResult):
             return value
         return ToolResult.ok("" if value is None else str(value))
@@ -174,11 +200,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     provenance: Provenance = Provenance.NATIVE,
+    read_only: bool = False,
 ) -> Any:
     """Turn a typed function into a `Tool`; the schema comes from its type hints.
 
-    Usable bare (`@tool`) or with options (`@tool(name="x")`). The first docstring paragraph
-    becomes the description unless `description` is given.
+    Usable bare (`@tool`) or with options (`@tool(name="x", read_only=True)`). The first
+    docstring paragraph becomes the description unless `description` is given. An `async def`
+    function runs on the event loop; a plain function runs in a worker thread, so it may block.
+    `read_only=True` declares that the function never changes anything, so it may run under
+    `autonomy: read_only`.
 
     Raises:
         ToolDefinitionError: the function cannot be a tool; the message names the function and
@@ -200,6 +230,7 @@ def tool(
             model=model,
             schema=schema,
             provenance=provenance,
+            read_only=read_only,
         )
 
     return decorate if function is None else decorate(function)
