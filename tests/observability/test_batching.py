@@ -119,10 +119,39 @@ class TestBoundedBatcher:
         started = time.perf_counter()
         assert not batcher.shutdown(0.1)
         assert time.perf_counter() - started < 1.0
-        assert {"traces": 1} == dict(health.snapshot().dropped)
+        assert {"traces": 2} == dict(health.snapshot().dropped)  # the queued one and the stuck one
         batcher.emit(3)  # after shutdown: dropped and counted
-        assert {"traces": 2} == dict(health.snapshot().dropped)
+        assert {"traces": 3} == dict(health.snapshot().dropped)
         gate.release.set()
+
+    def test_an_export_that_never_returns_is_counted_as_timed_out(self):
+        """Items in an export still running at the shutdown deadline are dropped and timed out,
+        and counted once even when that export fails later."""
+        health = TelemetryHealth()
+        entered, release = threading.Event(), threading.Event()
+
+        def stuck(batch: list[int]) -> bool:
+            entered.set()
+            release.wait(10)
+            return False  # the collector finally gives up: must not be counted again
+
+        batcher = BoundedBatcher(
+            stuck, signal=Signal.TRACES, health=health, max_queue_size=8,
+            max_export_batch_size=4, schedule_delay_s=60,
+        )  # fmt: skip
+        for item in range(3):
+            batcher.emit(item)
+        batcher.wake()
+        assert entered.wait(5)
+        assert not batcher.shutdown(0.05)
+        release.set()
+        batcher._worker.join(5)
+        snapshot = health.snapshot()
+        assert ({"traces": 3}, {"traces": 3}, {}) == (
+            dict(snapshot.dropped),
+            dict(snapshot.timed_out),
+            dict(snapshot.export_failures),
+        )
 
     def test_force_flush_has_a_deadline(self):
         """`force_flush` returns False at its timeout while an export hangs."""

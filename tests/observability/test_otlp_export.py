@@ -16,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
 from zeroclaw_obs.observability.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
@@ -266,5 +267,30 @@ class TestCollectorDown:
             started = time.perf_counter()
             assert not shutdown_tracing(provider, timeout_s=0.3)
             assert time.perf_counter() - started < 1.5
+        finally:
+            blackhole.close()
+
+
+class TestSilentCollectorLoss:
+    async def test_spans_held_by_a_silent_collector_are_counted_and_reported(
+        self, run_scenario, protocol
+    ):
+        """A collector that accepts and never answers: the exit flush returns at its deadline,
+        every span it held is in `zeroclaw_telemetry_dropped_total{signal="traces"}`, and the
+        exit line says `telemetry: 5 spans dropped (exporter timed out)`."""
+        blackhole = Blackhole()
+        try:
+            telemetry = setup_telemetry(
+                TelemetryOptions(trace_tree=False, env=env_for(protocol, blackhole.endpoint)),
+                redactor=Redactor(),
+            )
+            outcome, _ = await run_scenario(SCENARIO, observer=telemetry.observer)
+            assert "final" == outcome.kind.value
+            assert not telemetry.shutdown(timeout_s=0.5)
+            exposition = telemetry.metrics_text().decode()
+            assert 'zeroclaw_telemetry_dropped_total{signal="traces"} 5.0' in exposition
+            assert telemetry.loss_summary().startswith(
+                "telemetry: 5 spans dropped (exporter timed out)"
+            )
         finally:
             blackhole.close()

@@ -62,7 +62,9 @@ class BoundedBatcher(Generic[T]):
     full batch by default), and hands batches to `export`; a batch whose export returns False
     or raises is counted as one export failure and its items as dropped (there is no retry
     here; exporters retry within their own timeout). `force_flush` and `shutdown` wait at most
-    their timeout.
+    their timeout; at the shutdown deadline the items still queued *and* those in the export
+    that has not returned are counted as dropped and as timed out (a collector that accepts
+    and never answers loses them; they are never lost silently).
 
     Args:
         export: ships one batch; returns True on success. Called only from the worker thread.
@@ -108,6 +110,8 @@ class BoundedBatcher(Generic[T]):
         self._flush_waiters: list[threading.Event] = []
         self._closing = False
         self._abandoned = False
+        self._in_flight = 0
+        """Items in the batch the worker is exporting now; counted as dropped if abandoned."""
         self._wait_until: float | None = None
         """The earliest deadline a caller is (or was) waiting on the worker for, until the worker
         next finishes a drain; shutdown never waits past it (exit pays for a stuck export once)."""
@@ -178,12 +182,13 @@ class BoundedBatcher(Generic[T]):
         finished = not self._worker.is_alive()
         with self._lock:
             self._abandoned = not finished
-            left = len(self._queue)
+            left = len(self._queue) + (self._in_flight if self._abandoned else 0)
             self._queue.clear()
             waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.set()
         self._health.increment(HealthCounter.DROPPED, self._signal, left)
+        self._health.increment(HealthCounter.TIMED_OUT, self._signal, left)
         return finished and left == 0
 
     def _run(self) -> None:
@@ -209,6 +214,7 @@ class BoundedBatcher(Generic[T]):
                     return
                 count = min(self._batch_size, len(self._queue))
                 batch = [self._queue.popleft() for _ in range(count)]
+                self._in_flight = count
             self._ship(batch)
 
     def _ship(self, batch: list[T]) -> None:
@@ -217,6 +223,10 @@ class BoundedBatcher(Generic[T]):
         except Exception as exc:
             self._warn_failed(self._signal.value, type(exc).__name__)
             ok = False
+        with self._lock:
+            self._in_flight = 0
+            if self._abandoned:
+                return  # shutdown gave up on this export and counted its items already
         if not ok:
             self._health.increment(HealthCounter.EXPORT_FAILURES, self._signal)
             self._health.increment(HealthCounter.DROPPED, self._signal, len(batch))
@@ -306,6 +316,11 @@ class BoundedBatchSpanProcessor(SpanProcessor):
                 type(self.exporter).__name__,
                 type(exc).__name__,
             )
+
+    def abandon(self) -> None:
+        """Give up at once (a shutdown deadline passed): what is queued or in an unfinished
+        export is counted as dropped and timed out now, not when a stuck export returns."""
+        self._batcher.shutdown(0.0)
 
     def _export(self, batch: list[ReadableSpan]) -> bool:
         return self.exporter.export(batch) is SpanExportResult.SUCCESS

@@ -36,6 +36,9 @@ class HealthCounter(StrEnum):
     """Export calls that failed or raised (one per batch, not per item)."""
     OBSERVER_ERRORS = "observer_errors"
     """Events an observer could not record because of a bug; the turn never saw the error."""
+    TIMED_OUT = "timed_out"
+    """Of the dropped items, those still queued or in an unfinished export when the shutdown
+    deadline passed (a collector that accepts and never answers); the exit line names it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,7 @@ class HealthSnapshot:
     dropped: Mapping[str, int]
     export_failures: Mapping[str, int]
     observer_errors: Mapping[str, int]
+    timed_out: Mapping[str, int]
 
 
 class TelemetryHealth:
@@ -74,4 +78,5 @@ class TelemetryHealth:
             dropped=copies[HealthCounter.DROPPED],
             export_failures=copies[HealthCounter.EXPORT_FAILURES],
             observer_errors=copies[HealthCounter.OBSERVER_ERRORS],
+            timed_out=copies[HealthCounter.TIMED_OUT],
         )

@@ -87,15 +87,30 @@ class Telemetry:
         return render_metrics(self.registry, openmetrics=False)
 
     def loss_summary(self) -> str | None:
-        """One line about telemetry that never reached a backend, or None when nothing was lost."""
+        """One line about telemetry that never reached a backend, or None when nothing was lost.
+
+        Per signal, with why: `telemetry: 12 spans dropped (exporter timed out); …` (the
+        counts of `zeroclaw_telemetry_dropped_total{signal}`).
+        """
         snapshot = self.health.snapshot()
-        dropped = sum(snapshot.dropped.values())
-        failures = sum(snapshot.export_failures.values())
-        if not dropped and not failures:
+        parts = []
+        for signal, noun in _LOSS_NOUNS:
+            dropped = snapshot.dropped.get(signal, 0)
+            failures = snapshot.export_failures.get(signal, 0)
+            if not dropped and not failures:
+                continue
+            reasons = []
+            if snapshot.timed_out.get(signal, 0):
+                reasons.append("exporter timed out")
+            if failures:
+                reasons.append(f"{failures} failed export{'s' if failures != 1 else ''}")
+            because = f" ({', '.join(reasons)})" if reasons else ""
+            parts.append(f"{dropped} {noun if dropped != 1 else noun[:-1]} dropped{because}")
+        if not parts:
             return None
         return (
-            f"telemetry: {dropped} item(s) dropped, {failures} failed export(s) "
-            "(counted in zeroclaw_telemetry_dropped_total; check OTEL_EXPORTER_OTLP_ENDPOINT)"
+            f"telemetry: {'; '.join(parts)} "
+            "[zeroclaw_telemetry_dropped_total; check OTEL_EXPORTER_OTLP_ENDPOINT]"
         )
 
     def shutdown(self, timeout_s: float = 5.0) -> bool:
@@ -130,6 +145,7 @@ class Telemetry:
 
 
 _SDK_LOGGERS = ("opentelemetry.sdk", "opentelemetry.exporter")
+_LOSS_NOUNS = (("traces", "spans"), ("logs", "log lines"), ("metrics", "metric points"))
 
 
 def _quiet_sdk_loggers() -> None:

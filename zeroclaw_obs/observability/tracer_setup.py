@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -59,6 +60,11 @@ DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """Per export call, retries included (the SDK's default is 10 s). Exports never run on the
 turn's path; this bounds how long a dead collector can hold a worker and a flush at exit."""
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
+
+_PROCESSORS: weakref.WeakKeyDictionary[TracerProvider, list[BoundedBatchSpanProcessor]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The batch processors `build_tracer_provider` installed, so a late shutdown can abandon them."""
 
 _CAPTURE_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _PROTOCOLS = ("grpc", "http/protobuf")
@@ -250,18 +256,19 @@ def build_tracer_provider(
     provider = TracerProvider(
         sampler=sampler_from_env(env), resource=build_resource(service_name, env)
     )
+    processors = _PROCESSORS.setdefault(provider, [])
     for exporter in exporters:
         guarded = RedactingSpanExporter(exporter, redactor, health=health)
-        provider.add_span_processor(
-            BoundedBatchSpanProcessor(
-                guarded,
-                health=health,
-                max_queue_size=queue_size,
-                max_export_batch_size=batch_size,
-                schedule_delay_s=delay_s,
-                shutdown_timeout_s=DEFAULT_SHUTDOWN_TIMEOUT_S,
-            )
+        processor = BoundedBatchSpanProcessor(
+            guarded,
+            health=health,
+            max_queue_size=queue_size,
+            max_export_batch_size=batch_size,
+            schedule_delay_s=delay_s,
+            shutdown_timeout_s=DEFAULT_SHUTDOWN_TIMEOUT_S,
         )
+        provider.add_span_processor(processor)
+        processors.append(processor)
     return provider
 
 
@@ -269,7 +276,9 @@ def shutdown_tracing(provider: TracerProvider | None, timeout_s: float = 5.0) ->
     """Flush and shut the provider down within `timeout_s`. Never hangs, never raises.
 
     The work runs on a daemon thread that is abandoned at the deadline, so a collector that
-    never answers cannot keep the process from exiting.
+    never answers cannot keep the process from exiting. At the deadline every batch processor
+    of the provider gives up too, so the spans it still held are counted (dropped, timed out)
+    before this returns: the exit line reports them.
 
     Returns:
         True when everything was flushed and shut down in time.
@@ -289,6 +298,9 @@ def shutdown_tracing(provider: TracerProvider | None, timeout_s: float = 5.0) ->
     worker = threading.Thread(target=work, name="zeroclaw-tracing-shutdown", daemon=True)
     worker.start()
     worker.join(max(timeout_s, 0.0))
+    if worker.is_alive():
+        for processor in _PROCESSORS.get(provider, ()):
+            processor.abandon()
     return outcome == [True]
 
 
