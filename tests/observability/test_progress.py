@@ -92,3 +92,27 @@ class TestFormatHint:
     def test_one_line_keeps_short_text(self):
         """Short text is only whitespace-collapsed."""
         assert "a b c" == one_line(" a\n b\tc ", 60)
+
+
+class TestTerminalControls:
+    def test_controls_in_a_name_hint_or_reason_are_escaped(self):
+        """A model-chosen tool name, argument or result cannot clear the screen or reorder text."""
+        stream = io.StringIO()
+        observer = ProgressObserver(stream)
+        evil = "get\x1b[2J\u202e"
+        observer.on_event(
+            ToolCallStart(
+                correlation=CORRELATION,
+                iteration=1,
+                tool_call_id="c1",
+                tool=evil,
+                provenance="native",
+                arguments='{"city": "Os\\u001b]0;pwned\\u0007lo"}',
+                time_ns=0,
+            )
+        )
+        observer.on_event(end(False, "Error: bad \x9b31m \ud800"))
+        assert [
+            "⏳ get\\x1b[2J\\u202e: city=Os\\x1b]0;pwned\\x07lo",
+            "❌ get_weather (1.2s): bad \\x9b31m \\ud800",
+        ] == stream.getvalue().splitlines()

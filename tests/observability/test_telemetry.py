@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+from zeroclaw_obs.observability.events import AgentStart, Correlation, ToolCall, ToolOutcome
 from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
@@ -93,3 +94,32 @@ class TestSetupTelemetry:
         )
         stream.close()
         assert telemetry.shutdown(timeout_s=5.0)
+
+
+class TestTraceTreeControls:
+    def test_names_in_the_tree_show_controls_as_escapes(self):
+        """An agent alias or a model-invented tool name cannot move the cursor or reorder text."""
+        correlation = Correlation(turn_id="t", channel="cli", agent_alias="bot\x1b[1A")
+        tree = TraceTreeObserver()
+        tree.on_event(AgentStart(correlation=correlation, provider="p", model="m", time_ns=0))
+        tree.on_event(
+            ToolCall(
+                correlation=correlation,
+                iteration=1,
+                tool_call_id="c1",
+                tool="get\u202eweather\ud800",
+                known_tool=False,
+                provenance="native",
+                outcome=ToolOutcome.UNKNOWN,
+                success=False,
+                arguments="{}",
+                result="Unknown tool",
+                start_time_ns=0,
+                time_ns=0,
+                duration_s=0.0,
+            )
+        )
+        rendered = tree.render()
+        assert "invoke_agent bot\\x1b[1A  (running)" == rendered.splitlines()[0]
+        assert "execute_tool get\\u202eweather\\ud800  0.00s  unknown" in rendered
+        assert "\x1b" not in rendered and "\u202e" not in rendered

@@ -2,7 +2,10 @@
 
 An `Observer` like any exporter. The arguments and results in observer events are already
 redacted by the engine; this observer only collapses whitespace and cuts: hints at 60
-characters, reasons at 200, so one line stays one line whatever a tool printed.
+characters, reasons at 200, so one line stays one line whatever a tool printed. Tool names,
+hints and reasons are chosen by a model or a tool, so every line is passed through
+`_terminal.printable` last: an escape sequence or a bidi control is shown as `\\x1b[2J` or
+`\\u202e`, never obeyed by the terminal.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 import sys
 from typing import Any, TextIO
 
+from .._terminal import printable
 from .events import ObserverEvent, ToolCall, ToolCallStart
 
 __all__ = ["ProgressObserver", "format_hint", "one_line"]
@@ -69,7 +73,7 @@ class ProgressObserver:
     def _write(self, line: str) -> None:
         stream = self._stream or sys.stderr
         try:
-            stream.write(line + "\n")
+            stream.write(printable(line) + "\n")
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed stderr must never break a turn

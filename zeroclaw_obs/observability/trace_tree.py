@@ -14,7 +14,9 @@ needed) and `render()` prints it after the answer:
 
 The ids shown are those of the exported spans (when a span observer is given), so a developer
 can jump from the terminal to the same trace in Jaeger. Everything shown comes from observer
-events, whose payloads are already redacted; the tree shows no payloads at all.
+events, whose payloads are already redacted; the tree shows no payloads at all. Names in it
+(the agent, the model, a tool the model invented) are still chosen by someone else, so each
+line is passed through `_terminal.printable`: terminal and bidi controls show as escapes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._terminal import printable
 from .events import (
     AgentEnd,
     AgentStart,
@@ -152,7 +155,7 @@ class TraceTreeObserver:
             for j, text in enumerate(lines):
                 stem = "    " if last else "│   "
                 out.append(stem + ("└── " if j == len(lines) - 1 else "├── ") + text)
-        return "\n".join(out)
+        return "\n".join(printable(line) for line in out)
 
 
 def _tool_line(event: ToolCall) -> str:
