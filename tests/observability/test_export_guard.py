@@ -24,6 +24,7 @@ from zeroclaw_obs.observability.export_guard import (
     span_to_dict,
 )
 from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.otlp_json import encode_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
@@ -211,6 +212,35 @@ class TestRedactingSpanExporter:
         assert SECRET not in scrubbed.to_json()
         assert MASK in scrubbed.to_json()
         assert SECRET not in clean.to_json()
+
+    def test_lone_surrogates_are_escaped_wherever_they_sit(self):
+        """A lone surrogate (which no exporter can encode) ships as `\\udXXX` in the name,
+        attributes, events and status, even where every other string is known clean."""
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, Redactor())
+        clean = ReadableSpan("s", CONTEXT, attributes={"out": "18C", "n": 1})
+        assert SpanExportResult.SUCCESS == guard.export([clean, clean])  # all known clean now
+        span = ReadableSpan(
+            "execute_tool x\ud800",
+            CONTEXT,
+            attributes={"out": "18C \udc80", "args": ("ok", "\udfff"), "n": 1},
+            events=(Event("e", {"why": "\ud800"}, 7),),
+            status=Status(StatusCode.ERROR, "bad \ud800"),
+        )
+        assert SpanExportResult.SUCCESS == guard.export([span])
+        shipped = memory.get_finished_spans()[-1]
+        assert (
+            "execute_tool x\\ud800",
+            {"out": "18C \\udc80", "args": ("ok", "\\udfff"), "n": 1},
+            {"why": "\\ud800"},
+            "bad \\ud800",
+        ) == (
+            shipped.name,
+            dict(shipped.attributes),
+            dict(shipped.events[0].attributes),
+            shipped.status.description,
+        )
+        encode_otlp_json([shipped]).encode("utf-8")  # the protobuf and JSON encoders accept it
 
     def test_a_secret_from_user_code_is_scrubbed_every_time(self, guarded_provider):
         """The same secret on many spans, after clean spans filled the memory, is scrubbed on

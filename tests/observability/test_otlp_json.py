@@ -314,6 +314,17 @@ class TestOtlpJsonFileExporter:
         exporter.shutdown()
         assert not path.exists()
 
+    def test_a_removed_staged_file_is_not_created_again(self, tmp_path):
+        """A file that existed when the exporter was made (a staged temp file) and was then
+        removed (an interrupted run discarding it) is not created again by a late export."""
+        path = tmp_path / ".t.jsonl.tmp"
+        path.touch()
+        exporter = OtlpJsonFileExporter(path)
+        path.unlink()
+        assert SpanExportResult.FAILURE == exporter.export([fixed_span()])
+        exporter.shutdown()
+        assert not path.exists()
+
     def test_after_shutdown_is_a_failure(self, tmp_path):
         """An export after `shutdown` gives `FAILURE`."""
         exporter = OtlpJsonFileExporter(tmp_path / "t.jsonl")

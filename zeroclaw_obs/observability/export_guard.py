@@ -6,7 +6,10 @@ step changed ships as it was. Spans from user code and other instrumentation sha
 provider, so they meet the same `Redactor`. *When* spans ship is `batching.py`'s job.
 
 Risky part: the guard must never let an unscrubbed span through. A step that fails on a span
-drops that span (counted) rather than exporting it as it was.
+drops that span (counted) rather than exporting it as it was. A Python string can hold a lone
+surrogate that no exporter can encode (protobuf and OTLP/JSON both need UTF-8): the steps
+write each one as the six characters `\\udXXX` (`_terminal.encodable`, the runtime's one
+policy), so the span ships whole instead of losing its attributes or its batch.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status
 from opentelemetry.util.types import AttributeValue
 
+from .._terminal import encodable
 from .health import HealthCounter, Signal, TelemetryHealth
 
 __all__ = [
@@ -192,10 +196,11 @@ class CleanTextCache:
         return redacted
 
     def unchanged(self, s: str) -> bool:
-        """Whether the redactor leaves `s` as it is (asked once, then answered from memory)."""
+        """Whether the redactor leaves `s` as it is and it encodes as UTF-8 (asked once, then
+        answered from memory): a string with a lone surrogate is never unchanged."""
         if self.is_clean(s):
             return True
-        if self._redact(s) == s:
+        if self._redact(s) == s and encodable(s) is s:
             self._remember(s)
             return True
         return False
@@ -210,9 +215,10 @@ class CleanTextCache:
         return False
 
     def _remember(self, s: str) -> None:
-        """Keep `s` as clean: only ever a string the redactor returned unchanged."""
+        """Keep `s` as clean: only ever a string the redactor returned unchanged, and never one
+        holding a lone surrogate (the span steps must see it to escape it)."""
         size = len(s)
-        if size > self._max_length:
+        if size > self._max_length or encodable(s) is not s:
             return
         if len(self._young) >= self._max_entries or self._chars + size > self._max_chars:
             # The bound: two generations at most; new sets, never cleared in place, so a
@@ -233,7 +239,7 @@ class _Scrubber:
         self._redact = redactor.redact_text
 
     def _text(self, text: str) -> str:
-        redacted = self._redact(text)
+        redacted = encodable(self._redact(text))
         return text if redacted == text else redacted
 
     def _value(self, value: AttributeValue) -> AttributeValue:

@@ -32,6 +32,7 @@ import json
 import json.encoder
 import logging
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -334,8 +335,11 @@ class OtlpJsonFileExporter(SpanExporter):
     """Appends one OTLP/JSON `ExportTraceServiceRequest` line per `export` call to `path`.
 
     The file is opened (in append mode) on the first export, so nothing is created when a run
-    exports nothing. Appends are serialised by a lock and flushed per export, so a reader sees
-    whole lines. `export` never raises: an encoding or I/O error reads as `FAILURE`.
+    exports nothing. A file that already exists when the exporter is made (a staged temp file)
+    is never created again: once it is removed (an interrupted run discarding what it staged),
+    a late export fails instead of leaving a stray file. Appends are serialised by a lock and
+    flushed per export, so a reader sees whole lines. `export` never raises: an encoding or
+    I/O error reads as `FAILURE`.
 
     Args:
         path: the output file; its directory must exist.
@@ -343,6 +347,7 @@ class OtlpJsonFileExporter(SpanExporter):
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._create = not self.path.exists()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
         self._closed = False
@@ -362,13 +367,17 @@ class OtlpJsonFileExporter(SpanExporter):
                 return SpanExportResult.FAILURE
             try:
                 if self._file is None:
-                    self._file = self.path.open("ab")
+                    self._file = self._open()
                 self._file.write(line)
                 self._file.flush()
             except (OSError, ValueError) as exc:
                 _log.warning("could not write %s: %s", self.path, type(exc).__name__)
                 return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
+
+    def _open(self) -> IO[bytes]:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if self._create else 0)
+        return os.fdopen(os.open(self.path, flags, 0o666), "ab")
 
     def shutdown(self) -> None:
         with self._lock:
