@@ -3,15 +3,74 @@
 Every file the runtime writes for a user (`--events-out`, `--history-out`, `--audit-out`,
 `--metrics-out`, and the staged telemetry files) goes through here, so a reader never sees half
 a file and an interrupted write leaves the previous file (or none).
+
+Risky parts. A target that already exists as a FIFO or a character device (`/dev/null`,
+`/dev/stdout`, a pipe a reader waits on) is written in place, never replaced: a rename over it
+would, run as root, turn `/dev/null` into a regular file for every process on the host. Such a
+target gets no atomicity (a device has no "previous file"); its staged copy lives in the
+system's temp directory instead of beside it. Opening a FIFO blocks until a reader opens it.
+Text is UTF-8 with `ENCODING_ERRORS` (`backslashreplace`), so any Python string, a lone
+surrogate included, is written (see `_terminal`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["default_mode", "temp_beside", "write_atomically"]
+from ._terminal import ENCODING, ENCODING_ERRORS
+from .errors import BadInputError
+
+__all__ = [
+    "check_output_path",
+    "default_mode",
+    "is_device",
+    "place",
+    "temp_beside",
+    "write_atomically",
+]
+
+
+def is_device(path: Path) -> bool:
+    """True when `path` exists as a FIFO or a character device (followed through symlinks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def check_output_path(flag: str, path: Path) -> None:
+    """Reject an output path the run could not write, before anything starts.
+
+    The message names the flag and the problem, not the path: the path is operator input,
+    and the flag says which one it is.
+
+    Args:
+        flag: the option that named the path, e.g. `--events-out`.
+        path: the target.
+
+    Raises:
+        BadInputError: the target is a directory or not writable, or its parent directory is
+            missing, not a directory, or not writable.
+    """
+    if path.is_dir():
+        raise BadInputError(f"{flag}: is a directory")
+    if path.exists() or path.is_symlink():
+        if not os.access(path, os.W_OK):
+            raise BadInputError(f"{flag}: file is not writable")
+        if is_device(path):
+            return  # written in place: its directory (e.g. /dev) is not ours to write
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.exists():
+        raise BadInputError(f"{flag}: parent directory does not exist")
+    if not parent.is_dir():
+        raise BadInputError(f"{flag}: parent is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInputError(f"{flag}: parent directory is not writable")
 
 
 def default_mode(path: Path) -> None:
@@ -24,10 +83,17 @@ def default_mode(path: Path) -> None:
 def temp_beside(target: Path, *, private: bool = False) -> Path:
     """A new empty temp file in `target`'s directory (same file system, so the rename is atomic).
 
+    For a device or FIFO target the temp file is made in the system temp directory: it is
+    copied into the target (`place`), never renamed over it.
+
     Raises:
         OSError: the directory is missing or not writable.
     """
-    directory = target.parent if str(target.parent) else Path(".")
+    if is_device(target):
+        directory = Path(tempfile.gettempdir())
+        private = True
+    else:
+        directory = target.parent if str(target.parent) else Path(".")
     fd, name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     if not private:
@@ -35,20 +101,42 @@ def temp_beside(target: Path, *, private: bool = False) -> Path:
     return Path(name)
 
 
+def place(temp: Path, target: Path) -> None:
+    """Move a staged `temp` into `target`: a rename, or a copy into a device or FIFO.
+
+    Raises:
+        OSError: the rename or the copy failed; the temp file is removed either way.
+    """
+    try:
+        if is_device(target):
+            with temp.open("rb") as source, target.open("wb") as sink:
+                shutil.copyfileobj(source, sink)
+        else:
+            os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 def write_atomically(target: Path, text: str, *, private: bool = False) -> None:
     """Write `text` to `target` whole: temp file, flush, fsync, rename.
 
+    A device or FIFO target is written in place instead (see the module docstring).
+
     Args:
         target: the output file; its directory must exist.
-        text: the whole content.
+        text: the whole content; any string (lone surrogates are written as `\\udXXX`).
         private: keep mode 0600 (the audit log), else the usual mode.
 
     Raises:
         OSError: the write or the rename failed; the temp file is removed first.
     """
+    if is_device(target):
+        with target.open("w", encoding=ENCODING, errors=ENCODING_ERRORS, newline="\n") as sink:
+            sink.write(text)
+        return
     temp = temp_beside(target, private=private)
     try:
-        with temp.open("w", encoding="utf-8", newline="\n") as handle:
+        with temp.open("w", encoding=ENCODING, errors=ENCODING_ERRORS, newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

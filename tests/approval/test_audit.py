@@ -202,3 +202,61 @@ class TestAuditLog:
             AuditLog().write_jsonl(tmp_path / "missing" / "audit.jsonl")
 
         assert [] == os.listdir(tmp_path)
+
+
+class TestStreamingAuditLog:
+    def test_each_entry_is_in_the_file_when_append_returns(self, tmp_path: Path) -> None:
+        """Each decision is a whole line in the file as soon as it is appended, before close:
+        a process killed after a call ran still has that call's entry."""
+        target = tmp_path / "audit.jsonl"
+        log = AuditLog.streaming_to(target)
+        try:
+            assert "" == target.read_text(encoding="utf-8")
+            log.append(make_entry(tool_call_id="a"))
+            first = target.read_text(encoding="utf-8")
+            log.append(make_entry(tool_call_id="b"))
+            second = target.read_text(encoding="utf-8")
+        finally:
+            log.close()
+        assert ["a"] == [json.loads(x)["tool_call_id"] for x in first.splitlines()]
+        assert ["a", "b"] == [json.loads(x)["tool_call_id"] for x in second.splitlines()]
+        assert second == target.read_text(encoding="utf-8")
+
+    def test_the_file_is_private_and_replaces_an_old_one(self, tmp_path: Path) -> None:
+        """The file has mode 0600 (an existing file's mode too) and holds this run only."""
+        target = tmp_path / "audit.jsonl"
+        target.write_text("old\n", encoding="utf-8")
+        target.chmod(0o644)
+        log = AuditLog.streaming_to(target)
+        log.append(make_entry())
+        log.close()
+        assert 0o600 == target.stat().st_mode & 0o777
+        assert 1 == len(target.read_text(encoding="utf-8").splitlines())
+
+    def test_a_lone_surrogate_is_written_and_read_back(self, tmp_path: Path) -> None:
+        """A lone surrogate in an entry is written as JSON's `\\ud800` escape: valid UTF-8
+        that reads back as the same string."""
+        target = tmp_path / "audit.jsonl"
+        log = AuditLog.streaming_to(target)
+        log.append(make_entry(arguments_summary='{"command": "ls \ud800"}'))
+        log.close()
+        (line,) = target.read_bytes().decode("utf-8").splitlines()
+        assert '{"command": "ls \ud800"}' == json.loads(line)["arguments_summary"]
+
+    def test_a_character_device_is_written_in_place(self) -> None:
+        """`/dev/null` is written in place: still a character device, its mode unchanged."""
+        before = os.stat("/dev/null")
+        log = AuditLog.streaming_to("/dev/null")
+        log.append(make_entry())
+        log.close()
+        after = os.stat("/dev/null")
+        assert (before.st_mode, before.st_rdev) == (after.st_mode, after.st_rdev)
+
+    def test_a_write_error_is_kept_not_raised(self) -> None:
+        """A full disk (`/dev/full`) never breaks the turn: the error is kept for the caller
+        and the entries stay in memory."""
+        log = AuditLog.streaming_to("/dev/full")
+        log.append(make_entry())
+        log.close()
+        assert isinstance(log.write_error, OSError)
+        assert 1 == len(log.entries)

@@ -8,20 +8,27 @@ receipt and never proof that the tool ran.
 
 Risky parts: the audit log is an outward surface, so `arguments_summary` must already have
 passed through the runtime's one `Redactor`; this module cannot tell and does not redact again.
-`write_jsonl` replaces the target atomically (a temporary file in the same directory, then
-`os.replace`), so a reader never sees half a file; the file it leaves has mode 0600, the mode of
-the temporary file.
+A log opened with `AuditLog.streaming_to` writes each entry to its file the moment it is
+appended, as one whole line in one `write` (no buffer of ours to lose), so a call that ran is
+never missing from the file even if the process is then killed; the file is fsynced once, at
+`close` (a power cut can lose the entries since the last sync, a killed process cannot). The
+file has mode 0600; a FIFO or character device target is written in place and keeps its mode.
+`write_jsonl` replaces the target atomically instead (a temporary file in the same directory,
+then `os.replace`), so a reader never sees half a file. Lines are UTF-8 with lone surrogates
+written as JSON's `\\udXXX` escapes (see `_terminal`), so any string is written and read back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .._output_files import write_atomically
+from .._output_files import is_device, write_atomically
+from .._terminal import ENCODING, ENCODING_ERRORS
 
 __all__ = [
     "AUDIT_DECISIONS",
@@ -103,10 +110,42 @@ class AuditEntry:
 
 
 class AuditLog:
-    """An in-memory, append-only list of audit entries, written out at the end of a run."""
+    """An append-only list of audit entries, kept in memory and, optionally, streamed to a file.
 
-    def __init__(self) -> None:
+    Args:
+        stream_fd: an open file descriptor each entry is written to as it is appended (see
+            `streaming_to`); None keeps the entries in memory only.
+    """
+
+    def __init__(self, stream_fd: int | None = None) -> None:
         self._entries: list[AuditEntry] = []
+        self._fd = stream_fd
+        self.write_error: OSError | None = None
+        """The first error writing the streamed file, if any; the entries stay in memory."""
+
+    @classmethod
+    def streaming_to(cls, path: str | os.PathLike[str]) -> AuditLog:
+        """A log that writes each entry to `path` when it is appended, one JSON line per entry.
+
+        A regular file is created (or truncated) with mode 0600 (an existing file's mode is
+        set to 0600 too); a FIFO or character device is opened in place, keeping its mode
+        (opening a FIFO waits for its reader).
+
+        Args:
+            path: the `--audit-out` file; its directory must exist.
+
+        Raises:
+            OSError: the file cannot be opened.
+        """
+        target = Path(path)
+        if is_device(target):
+            fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+        else:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+            fd = os.open(target, flags, 0o600)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchmod(fd, 0o600)
+        return cls(stream_fd=fd)
 
     @property
     def entries(self) -> list[AuditEntry]:
@@ -114,12 +153,33 @@ class AuditLog:
         return list(self._entries)
 
     def append(self, entry: AuditEntry) -> None:
-        """Record one decision.
+        """Record one decision, and write it to the streamed file at once. Never raises.
 
         Args:
             entry: the decision to record; it is kept as given.
         """
         self._entries.append(entry)
+        if self._fd is None or self.write_error is not None:
+            return
+        data = _line(entry).encode(ENCODING, ENCODING_ERRORS)
+        try:
+            while data:  # one write for a line in practice; a short write is finished here
+                data = data[os.write(self._fd, data) :]
+        except OSError as exc:
+            self.write_error = exc  # the caller reports it; a turn is never broken by its log
+
+    def close(self) -> None:
+        """Sync and close the streamed file (a no-op without one, or when already closed)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fsync(fd)
+        except OSError as exc:
+            self.write_error = self.write_error or exc
+        finally:
+            os.close(fd)
 
     def write_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write every entry as one JSON object per line, replacing `path` atomically.
@@ -135,7 +195,9 @@ class AuditLog:
             OSError: the directory is missing or not writable, or the move fails; the
                 temporary file is removed first.
         """
-        lines = "".join(
-            json.dumps(entry.to_json_dict(), ensure_ascii=False) + "\n" for entry in self._entries
-        )
+        lines = "".join(_line(entry) for entry in self._entries)
         write_atomically(Path(path), lines, private=True)
+
+
+def _line(entry: AuditEntry) -> str:
+    return json.dumps(entry.to_json_dict(), ensure_ascii=False) + "\n"
