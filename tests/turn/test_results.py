@@ -258,6 +258,50 @@ class TestSlotRecorder:
         assert tool_messages(replay)[0] == result.data["output"]
 
 
+class TestSlotRecorderRedactsBeforeTheCut:
+    """Every surface shows `cut(redact(result))`: no cut separates a secret from its context."""
+
+    SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
+
+    def long_result(self) -> str:
+        # The kept tail (the last 1/3 of 50,000) starts right after `key = `.
+        context = "aws_secret_access_key = "
+        head = "x" * 100_000 + "\n" + context
+        return head + self.SECRET + "\n" + "y" * (50_000 // 3 - len(self.SECRET) - 1)
+
+    def data(self, **config: Any) -> dict:
+        tool = {"name": "t", "responses": [{"default": {"output": self.long_result()}}]}
+        return {
+            "user": "go",
+            "config": {"approval": {"auto_approve": ["t"]}, **config},
+            "tools": [tool],
+            "responses": [{"tool_calls": [call("t", "c1")]}, {"text": "done"}],
+        }
+
+    def surfaces(self, replay, observer) -> dict[str, str]:
+        (closed,) = observer.of(ToolCall)
+        (event,) = [e for e in replay.events.events if e.type == "tool_result"]
+        return {"history": tool_messages(replay)[0], "event": event.data["output"]}, closed
+
+    async def test_default_limit_tail_after_the_key_is_redacted(self, run_scenario, observer):
+        """With the defaults no piece of the value reaches history, events or the observer."""
+        _, replay = await run_scenario(self.data())
+        texts, closed = self.surfaces(replay, observer)
+        texts["observer"] = closed.result
+        pieces = {self.SECRET[i : i + 8] for i in range(len(self.SECRET) - 7)}
+        assert [] == [k for k, v in texts.items() if any(p in v for p in pieces)]
+        assert "[REDACTED:" in texts["history"]
+
+    async def test_history_off_shows_the_model_the_raw_cut(self, run_scenario, observer):
+        """With `redact_history` off the model reads the raw cut; other surfaces stay redacted."""
+        _, replay = await run_scenario(self.data(redact_history=False))
+        texts, closed = self.surfaces(replay, observer)
+        assert truncate(self.long_result(), 50_000)[0] == texts["history"]
+        assert self.SECRET not in texts["event"]
+        assert self.SECRET not in closed.result
+        assert "[REDACTED:" in closed.result
+
+
 class TestFormatSeconds:
     @pytest.mark.parametrize(
         ("seconds", "expected"),

@@ -146,16 +146,18 @@ class ToolCall:
     arguments: str
     """Redacted compact JSON of the arguments."""
     result: str
-    """Redacted model-visible result text (after truncation, without the receipt)."""
+    """The result redacted whole, then cut to `max_tool_result_chars` (without the receipt).
+    It is the model-visible text when `redact_history` is on."""
     start_time_ns: int
     time_ns: int
     duration_s: float
     error_type: str | None = None
     receipt: str | None = None
     truncated_chars: int = 0
-    """Characters of the result cut by `max_tool_result_chars` (0: not truncated)."""
+    """Characters of the *redacted* result that `result` leaves out (the marker's count; 0: not
+    truncated). A result that redaction brings under the limit is not truncated."""
     truncated_bytes: int = 0
-    """The UTF-8 size of what was cut: `zeroclaw.tool.truncated_bytes` on the span."""
+    """The UTF-8 size of those characters: `zeroclaw.tool.truncated_bytes` on the span."""
     redaction_counts: dict[str, int] = field(default_factory=dict)
 
 

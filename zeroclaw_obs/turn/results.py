@@ -3,8 +3,11 @@
 Every call the model made owns exactly one `Slot`. Slots that never ran are filled by
 preparation with the exact texts of LIFECYCLE §7; executed slots are filled by dispatch. Then
 `SlotRecorder.close` does, in this order: receipt over the normalised output (before
-truncation), truncation with the exact marker, redaction with the runtime's one redactor, receipt
-appended after truncation, TurnEvent `tool_result`, observer `ToolCall`.
+truncation), redaction of the whole output with the runtime's one redactor, truncation of the
+redacted text with the exact marker (`truncation.py`: redacting after the cut would leak the
+secret a cut separates from its context), receipt appended after truncation, TurnEvent
+`tool_result`, observer `ToolCall`. With `redact_history` off only the model-visible text is
+the raw output cut; every other surface still gets the redacted-then-cut text.
 
 Risky part: this runs once per call on the hot path. It never walks the history, and the
 redactor runs once per slot; every surface (history, events, observer) shares that result.
@@ -22,6 +25,7 @@ from ..receipts import compact_json
 from ..tools.base import Provenance, ToolResult
 from .context import ResolvedAgentExecution, TurnState
 from .events import TurnEvent
+from .truncation import bound_result, truncate, truncated_bytes
 
 __all__ = [
     "INTERRUPTED_TEXT",
@@ -51,7 +55,6 @@ RUNTIME_DENIAL_TEXT = (
 )
 INTERRUPTED_TEXT = "[interrupted by user before this tool produced a result]"
 NO_OUTPUT = "(no output)"
-TRUNCATION_MARKER = "\n\n[... {n} characters truncated ...]\n\n"
 
 
 def executed_text(result: ToolResult) -> tuple[str, bool]:
@@ -95,32 +98,6 @@ def cancelled_by_hook_text(reason: str) -> str:
 def duplicate_text(name: str) -> str:
     """`Skipped duplicate tool call '{name}' with identical arguments in this turn.`"""
     return f"Skipped duplicate tool call '{name}' with identical arguments in this turn."
-
-
-def truncate(text: str, max_chars: int) -> tuple[str, int]:
-    """Keep the first 2/3 and the last 1/3 of `max_chars`; return the text and chars dropped.
-
-    `max_chars == 0` disables truncation.
-    """
-    if max_chars <= 0 or len(text) <= max_chars:
-        return text, 0
-    head = max_chars * 2 // 3
-    tail = max_chars - head
-    dropped = len(text) - max_chars
-    end = text[len(text) - tail :] if tail else ""
-    return text[:head] + TRUNCATION_MARKER.format(n=dropped) + end, dropped
-
-
-def truncated_bytes(original: str, kept: str, dropped: int) -> int:
-    """The UTF-8 size of what `truncate` cut from `original`; `kept` is its output."""
-    if not dropped:
-        return 0
-    marker = TRUNCATION_MARKER.format(n=dropped)
-    return _utf8_size(original) - (_utf8_size(kept) - _utf8_size(marker))
-
-
-def _utf8_size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(slots=True)
@@ -225,10 +202,12 @@ class SlotRecorder:
         assert slot.outcome is not None
         if self._receipts is not None and slot.executed and slot.outcome is ToolOutcome.SUCCESS:
             slot.receipt = self._sign(slot)
-        text, dropped = truncate(slot.text, self._max_chars)
-        dropped_bytes = truncated_bytes(slot.text, text, dropped)
-        redacted, counts = self._redactor.redact_text_report(text)
-        model_text = redacted if self._redact_history else text
+        bounded = bound_result(slot.text, self._max_chars, self._redactor)
+        redacted = bounded.text
+        if self._redact_history:
+            model_text = redacted
+        else:
+            model_text, _ = truncate(slot.text, self._max_chars)
         for note in slot.notes:
             model_text += f"\n\n{note}"
             redacted += f"\n\n{note}"
@@ -269,9 +248,9 @@ class SlotRecorder:
                 duration_s=end_perf - slot.start_perf,
                 error_type=slot.error_type,
                 receipt=slot.receipt,
-                truncated_chars=dropped,
-                truncated_bytes=dropped_bytes,
-                redaction_counts=counts,
+                truncated_chars=bounded.dropped_chars,
+                truncated_bytes=bounded.dropped_bytes,
+                redaction_counts=bounded.counts,
             )
         )
 
