@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import os
+import pty
 import re
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -376,3 +381,155 @@ class TestTelemetryOutputs:
         assert "It is 18C.\n" == captured.out
         assert "telemetry: " in captured.err
         assert "Traceback" not in captured.err
+
+
+# Lone surrogates in a tool's output, the model's arguments and call id, and the final answer:
+# JSON cannot carry them, so the scenario is YAML, whose `\ud800` escape yields one.
+SURROGATES = r"""
+user: "weather?"
+config:
+  approval: {mode: interactive, always_ask: [shell], answers: ["yes"], auto_approve: [get_weather]}
+tools:
+  - name: get_weather
+    parameters: {type: object, properties: {city: {type: string}}}
+    responses: [{default: {output: "18C \udc80 \ud800"}}]
+  - name: shell
+    parameters: {type: object, properties: {command: {type: string}}}
+    responses: [{default: {output: "ok \udfff"}}]
+responses:
+  - tool_calls:
+      - {id: "c1\ud800", name: get_weather, arguments: {city: "Os\ud800lo"}}
+      - {id: c2, name: shell, arguments: {command: "ls \ud800"}}
+  - text: "It is 18C \ud800."
+"""
+
+
+def every_output(tmp_path: Path) -> dict[str, Path]:
+    names = ["events.jsonl", "history.json", "audit.jsonl", "spans.jsonl", "metrics.txt"]
+    flags = ["--events-out", "--history-out", "--audit-out", "--otlp-json", "--metrics-out"]
+    paths = {flag: tmp_path / name for flag, name in zip(flags, names, strict=True)}
+    paths["--logs-out"] = tmp_path / "logs.jsonl"
+    return paths
+
+
+class TestAnyString:
+    def test_lone_surrogates_lose_no_output(self, tmp_path):
+        """A lone surrogate in a tool output, an argument and the final answer: exit 0, all six
+        outputs whole and valid UTF-8, the JSON ones parse, no temp file left."""
+        path = tmp_path / "s.yaml"
+        path.write_text(SURROGATES)
+        paths = every_output(tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-m", "zeroclaw_obs.cli", "run", "--scenario", str(path),
+             *(f"{flag}={target}" for flag, target in paths.items())],
+            capture_output=True, timeout=60, env=no_otel_env(),
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr
+        assert "It is 18C \\ud800.\n" == result.stdout.decode("utf-8")
+        assert "Traceback" not in result.stderr.decode("utf-8")
+        texts = {flag: p.read_bytes().decode("utf-8") for flag, p in paths.items()}
+        for flag in ("--events-out", "--audit-out", "--otlp-json", "--logs-out"):
+            assert all(json.loads(line) for line in texts[flag].splitlines()), flag
+        history = json.loads(texts["--history-out"])
+        assert "It is 18C \ud800." == history[-1]["content"]
+        assert "ls \ud800" in json.loads(texts["--audit-out"])["arguments_summary"]
+        assert "zeroclaw_turns_total" in texts["--metrics-out"]
+        assert sorted([*(p.name for p in paths.values()), "s.yaml"]) == sorted(
+            p.name for p in tmp_path.iterdir()
+        )
+
+
+def no_otel_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+
+
+class TestOutputPaths:
+    @pytest.mark.parametrize(
+        ("flag", "target", "problem"),
+        [
+            ("--events-out", lambda d: d / "no" / "e.jsonl", "parent directory does not exist"),
+            ("--history-out", lambda d: d, "is a directory"),
+            ("--metrics-out", lambda d: d / "s.yaml" / "m.txt", "parent is not a directory"),
+        ],
+    )
+    def test_checked_before_the_turn_naming_the_flag(self, tmp_path, capsys, flag, target, problem):
+        """A bad output path exits 2 before the turn with `error: --flag: problem`."""
+        path = write(tmp_path, scenario())
+        code = main(["run", "--scenario", str(path), "--quiet", f"{flag}={target(tmp_path)}"])
+        captured = capsys.readouterr()
+        assert (2, "", [f"zeroclaw-obs: error: {flag}: {problem}"]) == (
+            code,
+            captured.out,
+            captured.err.splitlines(),
+        )
+        assert ["s.yaml"] == [p.name for p in tmp_path.iterdir()]
+
+    def test_dev_null_is_written_in_place_for_every_output(self, tmp_path, capsys):
+        """Every output flag pointed at `/dev/null` (run as root here): exit 0 and `/dev/null`
+        is still the same character device."""
+        before = os.stat("/dev/null")
+        path = write(tmp_path, scenario())
+        flags = [f"{flag}=/dev/null" for flag in every_output(tmp_path)]
+        assert 0 == main(["run", "--scenario", str(path), "--quiet", *flags])
+        after = os.stat("/dev/null")
+        assert stat.S_ISCHR(after.st_mode)
+        assert (before.st_ino, before.st_mode, before.st_rdev) == (
+            after.st_ino,
+            after.st_mode,
+            after.st_rdev,
+        )
+        assert ["s.yaml"] == [p.name for p in tmp_path.iterdir()]
+
+    def test_a_fifo_gets_the_events(self, tmp_path, capsys):
+        """A FIFO output stays a FIFO and its reader gets every event line."""
+        fifo = tmp_path / "events.fifo"
+        os.mkfifo(fifo)
+        received: list[bytes] = []
+
+        def read() -> None:
+            with fifo.open("rb") as pipe:
+                received.append(pipe.read())
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        path = write(tmp_path, scenario())
+        assert 0 == main(["run", "--scenario", str(path), "--quiet", f"--events-out={fifo}"])
+        reader.join(10)
+        (data,) = received
+        types = [json.loads(line)["type"] for line in data.decode().splitlines()]
+        assert "tool_result" in types
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+class TestTerminalAnswer:
+    ANSWER = "Done.\n\x1b]0;pwned\x07\x1b[2J\u202eok"
+
+    def run_on(self, tmp_path: Path, tty: bool) -> bytes:
+        path = write(tmp_path, scenario(responses=[{"text": self.ANSWER}]), name="s.json")
+        args = [sys.executable, "-m", "zeroclaw_obs.cli", "run", "--scenario", str(path), "--quiet"]
+        if not tty:
+            return subprocess.run(args, capture_output=True, timeout=60, env=no_otel_env()).stdout
+        leader, follower = pty.openpty()
+        try:
+            process = subprocess.Popen(
+                args, stdout=follower, stderr=subprocess.DEVNULL, env=no_otel_env()
+            )
+            os.close(follower)
+            chunks = []
+            with contextlib.suppress(OSError):  # EIO once the child closes the terminal
+                while chunk := os.read(leader, 4096):
+                    chunks.append(chunk)
+            process.wait(timeout=60)
+        finally:
+            os.close(leader)
+        return b"".join(chunks).replace(b"\r\n", b"\n")
+
+    def test_controls_in_the_answer_are_escaped_on_a_terminal(self, tmp_path):
+        """On a terminal the final answer's escape sequences and bidi controls are shown, not
+        obeyed; its line breaks are kept."""
+        expected = "Done.\n\\x1b]0;pwned\\x07\\x1b[2J\\u202eok\n"
+        assert expected == self.run_on(tmp_path, tty=True).decode("utf-8")
+
+    def test_the_answer_is_unchanged_in_a_pipe(self, tmp_path):
+        """Piped or redirected, the answer is the model's text as it is (a program reads it)."""
+        assert self.ANSWER + "\n" == self.run_on(tmp_path, tty=False).decode("utf-8")

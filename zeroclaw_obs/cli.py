@@ -5,7 +5,19 @@ max-iteration summary), 2 bad input (one line naming the file and the field), 3 
 failed, 130 cancelled; `redact scan` exits 1 when it finds something; `load` exits 0 when its
 duration ends or on SIGTERM, 130 on Ctrl-C. Output files are written only after the turn (or
 the load run), each atomically (a temp file renamed into place), so invalid input never
-creates or changes one.
+creates or changes one; every output path is checked before anything starts. The audit log is
+the exception: it is opened when the turn starts and each decision is appended as it happens.
+
+Signals (`_signals.SignalGuard`, shared by `run`, `demo` and `load`): SIGINT or SIGTERM
+before the turn starts exits at once; during a turn the first one cancels the turn, whose
+outputs (what it produced so far) are then written; a signal during the exit flush (or a
+second one) ends it at once. Each case exits 130 (SIGINT) or 143 (SIGTERM) with one line on
+stderr, leaves each output whole or absent, and leaves no temp file. `load` keeps its own
+contract for the first signal (SIGTERM is a graceful stop, exit 0).
+
+Risky part: the final answer and everything on stderr is text a model or a tool chose. The
+streams write any string (`_terminal.ENCODING_ERRORS`); progress lines and the trace tree
+escape terminal controls always, the final answer when stdout is a terminal.
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,7 +37,10 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ._output_files import temp_beside, write_atomically
+from ._output_files import check_output_path, place, temp_beside, write_atomically
+from ._signals import Interrupted, SignalGuard, deferred_signals
+from ._terminal import ENCODING, ENCODING_ERRORS, printable, survive_any_text
+from .approval import AuditLog
 from .config import (
     ReceiptsConfig,
     RuntimeConfig,
@@ -210,33 +225,39 @@ class _Outputs:
     metrics: Path | None = None
     logs: Path | None = None
 
-    def paths(self) -> list[Path]:
-        return [
-            p
-            for p in (
-                self.events,
-                self.history,
-                self.audit,
-                self.otlp_json,
-                self.metrics,
-                self.logs,
-            )
-            if p is not None
-        ]
+    def by_flag(self) -> list[tuple[str, Path]]:
+        """Each requested output with the flag that named it."""
+        flags = (
+            ("--events-out", self.events),
+            ("--history-out", self.history),
+            ("--audit-out", self.audit),
+            ("--otlp-json", self.otlp_json),
+            ("--metrics-out", self.metrics),
+            ("--logs-out", self.logs),
+        )
+        return [(flag, path) for flag, path in flags if path is not None]
 
 
 class _Staging:
     """Temp files beside the outputs that telemetry streams into while the turn runs.
 
     They replace their targets only when the run ends with a result, so invalid input never
-    creates or changes an output file.
+    creates or changes an output file. Signals are held back while the temp files are made and
+    while they are moved, so an interrupted run never leaves one behind.
     """
 
     def __init__(self, outputs: _Outputs) -> None:
         self._moves: list[tuple[Path, Path]] = []
-        self.otlp_json = self._stage(outputs.otlp_json)
-        logs = self._stage(outputs.logs)
-        self.logs: TextIO | None = logs.open("w", encoding="utf-8") if logs else None
+        self.logs: TextIO | None = None
+        with deferred_signals():
+            try:
+                self.otlp_json = self._stage(outputs.otlp_json)
+                logs = self._stage(outputs.logs)
+                if logs is not None:
+                    self.logs = logs.open("w", encoding=ENCODING, errors=ENCODING_ERRORS)
+            except BaseException:
+                self.discard()
+                raise
 
     def _stage(self, target: Path | None) -> Path | None:
         if target is None:
@@ -250,14 +271,22 @@ class _Staging:
             self.logs.close()
 
     def commit(self) -> None:
-        self._close()
-        for tmp, target in self._moves:
-            os.replace(tmp, target)
+        with deferred_signals():
+            self._close()
+            moves, self._moves = self._moves, []
+            try:
+                for tmp, target in moves:
+                    place(tmp, target)
+            finally:
+                for tmp, _ in moves:
+                    tmp.unlink(missing_ok=True)
 
     def discard(self) -> None:
-        self._close()
-        for tmp, _ in self._moves:
-            tmp.unlink(missing_ok=True)
+        with deferred_signals():
+            self._close()
+            for tmp, _ in self._moves:
+                tmp.unlink(missing_ok=True)
+            self._moves = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,14 +294,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "redact":
         return _redact_scan(args)
-    if args.command == "load":
-        return _load(args)
+    for stream in (sys.stdout, sys.stderr):
+        survive_any_text(stream)
+    with SignalGuard() as guard:
+        progress = _Progress()
+        try:
+            if args.command == "load":
+                return _load(args, guard, progress)
+            return _run_command(args, guard, progress)
+        except BaseException as exc:
+            interrupted = guard.interrupted_by(exc)
+            if interrupted is None:
+                raise
+            return _interrupted(interrupted, progress.phase)
+
+
+@dataclass
+class _Progress:
+    """Where a command is, for the one line an interrupt prints."""
+
+    phase: str = "before the turn started; no output file written"
+
+
+def _interrupted(interrupted: Interrupted, phase: str) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(f"zeroclaw-obs: interrupted by {interrupted.name} {phase}", file=sys.stderr, flush=True)
+    return interrupted.exit_code
+
+
+def _run_command(args: argparse.Namespace, guard: SignalGuard, progress: _Progress) -> int:
+    """`run` and `demo`: validate, run the turn, print the answer, write the outputs."""
     try:
         scenario, source, message, key, outputs = _prepare(args)
     except BadInputError as exc:
         return _bad_input(str(exc))
     staging = _Staging(outputs)
     telemetry: Telemetry | None = None
+    audit = AuditLog()
     try:
         redactor = build_redactor(scenario.config.redaction, source)
         telemetry = setup_telemetry(
@@ -285,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             redactor=redactor,
         )
+        if outputs.audit is not None:
+            audit = AuditLog.streaming_to(outputs.audit)
         replay = build_replay(
             scenario,
             source=source,
@@ -292,25 +353,63 @@ def main(argv: Sequence[str] | None = None) -> int:
             observer=telemetry.observer,
             redactor=redactor,
             receipt_key=key,
+            audit=audit,
         )
-        outcome = asyncio.run(_run(replay))
+        progress.phase = "during the turn; only the audit log was written"
+        outcome = asyncio.run(_run(replay, guard))
+        progress.phase = "while writing the outputs; unfinished output files were not written"
+        # The answer leaves the engine like every other payload: through the one redactor.
+        answer = redactor.redact_text(outcome.text).rstrip("\n")
+        print(printable(answer, keep_lines=True) if _isatty(sys.stdout) else answer, flush=True)
+        _write_turn_outputs(outputs, replay)
+        audit.close()
+        progress.phase = "during the exit flush; unfinished output files were not written"
+        telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
+        if (loss := telemetry.loss_summary()) is not None:
+            print(loss, file=sys.stderr)
+        if not args.quiet and telemetry.tree is not None:
+            tree = telemetry.tree.render()
+            if tree:
+                print("\n" + tree, file=sys.stderr, flush=True)
+        if outputs.metrics is not None:
+            write_atomically(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
+        staging.commit()
     except (BadInputError, OSError) as exc:
+        return _bad_input(_output_error(str(exc), exc))
+    finally:
         if telemetry is not None:
-            telemetry.shutdown(timeout_s=1.0)
+            # A no-op after the exit flush; on the way out of an error or an interrupt, nothing
+            # staged is kept, so nothing is waited for.
+            telemetry.shutdown(timeout_s=0.0)
         staging.discard()
-        return _bad_input(str(exc))
-    # The answer leaves the engine like every other payload: through the one redactor.
-    print(redactor.redact_text(outcome.text).rstrip("\n"), flush=True)
-    telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
-    if (loss := telemetry.loss_summary()) is not None:
-        print(loss, file=sys.stderr)
-    if not args.quiet:
-        tree = telemetry.tree.render()
-        if tree:
-            print("\n" + tree, file=sys.stderr, flush=True)
-    _write_outputs(outputs, replay, telemetry)
-    staging.commit()
+        audit.close()
+    if audit.write_error is not None:
+        print(f"zeroclaw-obs: error: --audit-out: {audit.write_error.strerror}", file=sys.stderr)
+    if guard.received is not None:
+        name = signal.Signals(guard.received).name
+        print(
+            f"zeroclaw-obs: interrupted by {name}; the turn was cancelled and its outputs "
+            "hold what it produced",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 128 + guard.received
     return exit_code(outcome)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _output_error(message: str, exc: Exception) -> str:
+    """One line for a failure to write an output: the OS's words, with the file it names."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror}"
+    return message
 
 
 def _redact_scan(args: argparse.Namespace) -> int:
@@ -350,71 +449,61 @@ class _LoadPlan:
     outputs: _Outputs
 
 
-def _load(args: argparse.Namespace) -> int:
-    """`load`: 0 when the duration ends or on SIGTERM, 130 on Ctrl-C, 2 on bad input."""
+def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Progress) -> int:
+    """`load`: 0 when the duration ends or on SIGTERM, 130 on Ctrl-C, 2 on bad input.
+
+    A signal during the (bounded) final flush cuts it short: the staged files are removed, so
+    no output is left half-written, and the exit code names that signal.
+    """
     try:
         plan = _prepare_load(args)
     except BadInputError as exc:
         return _bad_input(str(exc))
     staging = _Staging(plan.outputs)
+    telemetry: Telemetry | None = None
     try:
-        telemetry = setup_telemetry(
-            TelemetryOptions(
-                otlp_json=staging.otlp_json,
-                metrics_port=args.metrics_port,
-                metrics_host=args.metrics_host,
-                logs=staging.logs,
-                # The tree keeps the turns it draws: over a long run it would only grow.
-                trace_tree=False,
-                env=default_exporter_env(os.environ, otlp_json=staging.otlp_json),
-            ),
-            redactor=plan.redactor,
-        )
-    except (BadInputError, OSError) as exc:
-        staging.discard()
-        return _bad_input(_telemetry_error(exc, args))
-    if not args.quiet and telemetry.metrics_server is not None:
-        print(
-            f"load: {len(plan.scenarios)} scenario(s) from {args.dir}; "
-            f"metrics at {telemetry.metrics_server.url}",
-            file=sys.stderr,
-            flush=True,
-        )
-    progress = LoadProgress(sys.stderr) if args.progress and not args.quiet else None
-    try:
-        report = asyncio.run(_drive_load(plan, telemetry.observer, progress))
-    except BaseException:
-        telemetry.shutdown(timeout_s=1.0)
-        staging.discard()
-        raise
-    try:
-        # A second Ctrl-C or SIGTERM during the (bounded) final flush cuts it short: the
-        # staged files are removed, so no output is left half-written.
-        with _signals_interrupt():
+        try:
+            telemetry = setup_telemetry(
+                TelemetryOptions(
+                    otlp_json=staging.otlp_json,
+                    metrics_port=args.metrics_port,
+                    metrics_host=args.metrics_host,
+                    logs=staging.logs,
+                    # The tree keeps the turns it draws: over a long run it would only grow.
+                    trace_tree=False,
+                    env=default_exporter_env(os.environ, otlp_json=staging.otlp_json),
+                ),
+                redactor=plan.redactor,
+            )
+        except (BadInputError, OSError) as exc:
+            return _bad_input(_telemetry_error(exc, args))
+        if not args.quiet and telemetry.metrics_server is not None:
+            print(
+                f"load: {len(plan.scenarios)} scenario(s) from {args.dir}; "
+                f"metrics at {telemetry.metrics_server.url}",
+                file=sys.stderr,
+                flush=True,
+            )
+        progress = LoadProgress(sys.stderr) if args.progress and not args.quiet else None
+        phase.phase = "during the load; no output file written"
+        report = asyncio.run(_drive_load(plan, telemetry.observer, progress, guard))
+        try:
             telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
             _report_load(report, telemetry, summary=not args.quiet and progress is None)
             if plan.outputs.metrics is not None:
                 write_atomically(plan.outputs.metrics, telemetry.metrics_text().decode("utf-8"))
             staging.commit()
-    except KeyboardInterrupt:
-        staging.discard()
-        print("load: stopped during the final flush; no output file written", file=sys.stderr)
-        return EXIT_CANCELLED
-    return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGTERM, like SIGINT, raises KeyboardInterrupt inside the block (main thread only)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    except ValueError:  # not the main thread: signals keep their handlers
-        yield
-        return
-    try:
-        yield
+        except BaseException as exc:
+            if (interrupted := guard.interrupted_by(exc)) is None:
+                raise
+            staging.discard()
+            print("load: stopped during the final flush; no output file written", file=sys.stderr)
+            return interrupted.exit_code
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if telemetry is not None:
+            telemetry.shutdown(timeout_s=0.0)  # a no-op after the final flush
+        staging.discard()
+    return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
 
 
 def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
@@ -453,7 +542,7 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         metrics=args.metrics_out,
         logs=args.logs_out,
     )
-    _check_writable(outputs.paths())
+    _check_writable(outputs.by_flag())
     return _LoadPlan(
         scenarios=scenarios, options=options, redactor=redactor, key=key, outputs=outputs
     )
@@ -472,17 +561,19 @@ def _telemetry_error(exc: Exception, args: argparse.Namespace) -> str:
 
 
 async def _drive_load(
-    plan: _LoadPlan, observer: Observer, progress: LoadProgress | None
+    plan: _LoadPlan, observer: Observer, progress: LoadProgress | None, guard: SignalGuard
 ) -> LoadReport:
-    """Run the load with SIGTERM as a graceful stop and SIGINT as an interrupt."""
-    loop = asyncio.get_running_loop()
+    """Run the load: SIGTERM stops it gracefully, SIGINT (or a second signal) at once; one
+    more signal cancels the run itself."""
     stop = LoadStop()
-    signals = ((signal.SIGINT, StopReason.INTERRUPTED), (signal.SIGTERM, StopReason.TERMINATED))
-    for signum, reason in signals:
-        # Not the main thread or no signal support: the signals then act as they always do.
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, stop.request, reason)
-    try:
+    signals: list[int] = []
+
+    def request(signum: int) -> None:
+        signals.append(signum)
+        graceful = signum == signal.SIGTERM and len(signals) == 1
+        stop.request(StopReason.TERMINATED if graceful else StopReason.INTERRUPTED)
+
+    with guard.in_loop(request, patience=2):
         return await run_load(
             plan.scenarios,
             plan.options,
@@ -492,10 +583,6 @@ async def _drive_load(
             progress=progress,
             stop=stop,
         )
-    finally:
-        for signum, _ in signals:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signum)
 
 
 def _report_load(report: LoadReport, telemetry: Telemetry, *, summary: bool) -> None:
@@ -549,7 +636,7 @@ def _prepare(
         metrics=args.metrics_out,
         logs=args.logs_out,
     )
-    _check_writable(outputs.paths())
+    _check_writable(outputs.by_flag())
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
     build_redactor(scenario.config.redaction, source)  # reject invalid rules before any output
@@ -599,39 +686,37 @@ def _merge_config(
     return scenario.model_copy(update={"config": config})
 
 
-def _check_writable(paths: Iterable[Path]) -> None:
-    for path in paths:
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
-            raise BadInputError(f"{path}: directory {parent} does not exist")
-        if path.is_dir():
-            raise BadInputError(f"{path}: is a directory")
+def _check_writable(outputs: Iterable[tuple[str, Path]]) -> None:
+    """Every output path is writable, or `BadInputError` names its flag (see
+    `check_output_path`); two flags naming one regular file would overwrite each other."""
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        check_output_path(flag, path)
+        if path.exists() and not path.is_file():
+            continue  # a device or FIFO can take several outputs in turn
+        key = path.resolve()
+        if key in seen:
+            raise BadInputError(f"{flag}: same file as {seen[key]}")
+        seen[key] = flag
 
 
-async def _run(replay: Replay) -> TurnOutcome:
-    loop = asyncio.get_running_loop()
-    # Not the main thread or no signal support: Ctrl-C then stops the process instead.
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, replay.state.cancellation.cancel)
+async def _run(replay: Replay, guard: SignalGuard) -> TurnOutcome:
+    """Run the turn; the first SIGINT or SIGTERM cancels it, a second ends it at once."""
     try:
-        return await replay.run()
+        with guard.in_loop(lambda _signum: replay.state.cancellation.cancel()):
+            return await replay.run()
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
         await replay.execution.provider.aclose()
 
 
-def _write_outputs(outputs: _Outputs, replay: Replay, telemetry: Telemetry) -> None:
+def _write_turn_outputs(outputs: _Outputs, replay: Replay) -> None:
+    """Events and history, each whole; JSON strings keep lone surrogates as `\\udXXX`."""
     if outputs.events is not None:
         lines = (json.dumps(e.to_json_dict(), ensure_ascii=False) for e in replay.events.events)
         write_atomically(outputs.events, "".join(line + "\n" for line in lines))
     if outputs.history is not None:
         history = json.dumps(replay.state.messages, ensure_ascii=False, indent=2)
         write_atomically(outputs.history, history + "\n")
-    if outputs.audit is not None:
-        replay.audit.write_jsonl(outputs.audit)
-    if outputs.metrics is not None:
-        write_atomically(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -75,6 +75,7 @@ def build_replay(
     terminal: TerminalPrompter | None = None,
     hooks: Hooks | None = None,
     extra_tools: list[Tool] | None = None,
+    audit: AuditLog | None = None,
 ) -> Replay:
     """Build the runtime of one scenario.
 
@@ -88,6 +89,8 @@ def build_replay(
         terminal: the interactive prompt; None builds one on stdin/stderr.
         hooks: before/after tool-call hooks.
         extra_tools: programmatic tools registered beside the scripted ones.
+        audit: where approval decisions go (e.g. `AuditLog.streaming_to` a file); a fresh
+            in-memory log when None.
     """
     config = scenario.config
     registry = ToolRegistry(scope=scenario.agent.alias)
@@ -110,7 +113,7 @@ def build_replay(
         model=scenario.provider.model,
         source=source,
     )
-    audit = AuditLog()
+    audit = audit if audit is not None else AuditLog()
     approval = ApprovalManager(
         config.approval, audit=audit, terminal=terminal or TerminalPrompter()
     )
