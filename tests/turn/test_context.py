@@ -6,7 +6,10 @@ import asyncio
 
 import pytest
 
-from zeroclaw_obs.turn.context import TurnCancellation, TurnState
+from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.turn.context import ShownNames, TurnCancellation, TurnState
+
+GITHUB = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 
 
 class TestTurnCancellation:
@@ -62,3 +65,44 @@ class TestTurnState:
         a, b = TurnState(user_message="x"), TurnState(user_message="x")
         assert a.turn_id != b.turn_id
         assert a.messages is not b.messages
+
+
+class CountingRedactor(Redactor):
+    """The default redactor, counting `redact_text` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def redact_text(self, text: str) -> str:
+        self.calls += 1
+        return super().redact_text(text)
+
+
+class TestShownNames:
+    def test_operator_names_are_redacted(self):
+        """The alias, provider and model are shown redacted; clean names are unchanged."""
+        shown = ShownNames(
+            Redactor(), alias=f"bot {GITHUB}", provider="openai", model=f"m/{GITHUB}"
+        )
+        assert ("bot [REDACTED:github_token]", "openai", "m/[REDACTED:github_token]") == (
+            shown.alias,
+            shown.provider,
+            shown.model,
+        )
+
+    def test_a_tool_name_is_redacted_once(self):
+        """A registry name is redacted the first time it is shown, then looked up."""
+        redactor = CountingRedactor()
+        shown = ShownNames(redactor, alias="a", provider="p", model="m")
+        before = redactor.calls
+        names = [shown.tool(f"t.{GITHUB}") for _ in range(3)]
+        assert ["t.[REDACTED:github_token]"] * 3 == names
+        assert 1 == redactor.calls - before
+
+    def test_response_models_are_bounded(self):
+        """The memo of response model names never grows past its limit."""
+        shown = ShownNames(Redactor(), alias="a", provider="p", model="m")
+        for i in range(ShownNames.MODEL_MEMO_LIMIT * 3):
+            shown.response_model(f"model-{i}")
+        assert ShownNames.MODEL_MEMO_LIMIT >= len(shown._models)

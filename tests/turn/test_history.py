@@ -288,3 +288,59 @@ class TestHistoryInATurn:
         assert [{"command": "ls"}, {"question": "ok?"}] == [
             json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]
         ]
+
+
+GITHUB = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
+SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+
+
+def texts_turn(**config: Any) -> dict:
+    """A turn with a secret in the user message, beside native calls, and in the answer."""
+    return {
+        "user": f"use {GITHUB} please",
+        "system_prompt": f"Operator note: the deploy key is {SLACK}.",
+        "config": {"approval": AUTO, **config},
+        "tools": [{**WEATHER, "description": f"Weather; token {OPENAI_KEY}"}],
+        "responses": [
+            {
+                "text": f"Calling with {OPENAI_KEY}",
+                "tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Oslo"}}],
+            },
+            {"text": f"Done; your token was {GITHUB}."},
+        ],
+    }
+
+
+class TestHistoryTextsAreRedacted:
+    """With `redact_history` on, no text the history carries keeps a secret (issue 10, item 2)."""
+
+    async def test_user_assistant_final_and_system_texts(self, run_scenario):
+        """The user message, the text beside native calls, the answer and the system prompt."""
+        _, replay = await run_scenario(texts_turn())
+        messages = replay.state.messages
+        by_role = [(m["role"], m.get("content")) for m in messages if m["role"] != "tool"]
+        assert [
+            ("system", "Operator note: the deploy key is [REDACTED:slack_token]."),
+            ("user", "use [REDACTED:github_token] please"),
+            ("assistant", "Calling with [REDACTED:openai_key]"),
+            ("assistant", "Done; your token was [REDACTED:github_token]."),
+        ] == by_role
+        history = json.dumps(messages)
+        assert [] == [s for s in (GITHUB, SLACK, OPENAI_KEY) if s in history]
+
+    async def test_text_protocol_tool_descriptions_are_redacted(self, run_scenario):
+        """The text protocol's tool list keeps the names and redacts the descriptions."""
+        data = texts_turn()
+        data["provider"] = {"native_tools": False}
+        data["responses"] = [{"text": "no tools needed"}]
+        _, replay = await run_scenario(data)
+        system = replay.state.messages[0]["content"]
+        assert "- get_weather: Weather; token [REDACTED:openai_key]" in system
+        assert OPENAI_KEY not in system
+
+    async def test_redact_history_off_keeps_the_texts(self, run_scenario):
+        """With `redact_history` off, the history holds the texts as they were written."""
+        _, replay = await run_scenario(texts_turn(redact_history=False))
+        contents = [m.get("content") or "" for m in replay.state.messages]
+        assert f"use {GITHUB} please" in contents
+        assert f"Done; your token was {GITHUB}." == contents[-1]

@@ -8,7 +8,15 @@ import pytest
 
 from zeroclaw_obs.observability.events import ToolCall, ToolCallStart, TurnOutcomeKind
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderResponse
-from zeroclaw_obs.turn.parse import ParsedToolCall, ParseResult, parse_response
+from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.turn.parse import (
+    MAX_ARGUMENT_DEPTH,
+    CallIds,
+    ParsedToolCall,
+    ParseResult,
+    depth_within,
+    parse_response,
+)
 
 TOOLS = {"get_weather", "shell"}
 PARIS_TAG = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
@@ -206,3 +214,136 @@ class TestCallIdsInATurn:
         )
         assert (TurnOutcomeKind.FINAL, text) == (outcome.kind, outcome.text)
         assert {"role": "assistant", "content": text} == replay.state.messages[-1]
+
+
+GITHUB = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
+OPENAI = "sk-proj-Qm3Vx8Lr2Tz7Wn4Kp9Bs6Hd1Jf5Gc0Ya"
+
+
+def nested(depth: int) -> dict:
+    """An object `depth` levels deep (the outer object is level 1)."""
+    value: dict = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+class TestCallIds:
+    def test_clean_ids_pass_through(self):
+        """An id the redactor leaves alone is kept as the provider sent it."""
+        ids = CallIds(Redactor())
+        assert ["call_abc123", "toolu_01A09q90qw90lq917835lq9"] == [
+            ids.assign("call_abc123"),
+            ids.assign("toolu_01A09q90qw90lq917835lq9"),
+        ]
+
+    def test_an_id_holding_a_token_is_redacted_with_a_suffix(self):
+        """A secret in an id becomes `[REDACTED:…]-n`, n counting the turn's redacted ids."""
+        ids = CallIds(Redactor())
+        assert "[REDACTED:github_token]-1" == ids.assign(GITHUB)
+        assert "call [REDACTED:openai_key]-2" == ids.assign(f"call {OPENAI}")
+
+    def test_two_secret_ids_never_collide(self):
+        """Two different secret ids of one rule get two different ids, in a fixed order."""
+        ids = CallIds(Redactor())
+        other = GITHUB[:-4] + "AbCd"
+        assert ["[REDACTED:github_token]-1", "[REDACTED:github_token]-2"] == [
+            ids.assign(GITHUB),
+            ids.assign(other),
+        ]
+
+    def test_suffix_skips_an_id_already_used(self):
+        """A suffixed id never repeats an id the turn already uses."""
+        ids = CallIds(Redactor())
+        ids.assign("[REDACTED:github_token]-1")
+        assert "[REDACTED:github_token]-2" == ids.assign(GITHUB)
+
+    def test_missing_id_gets_a_fresh_one(self):
+        """A call without an id gets `call_{uuid4 hex}`."""
+        assert CallIds(Redactor()).assign(None).startswith("call_")
+
+    def test_parse_uses_the_turn_ids(self):
+        """`parse_response` gives native calls the ids `CallIds` assigns."""
+        response = native((GITHUB, "get_weather", {}), ("c2", "get_weather", {}))
+        result = parse_response(
+            response, tool_names=TOOLS, strict=False, call_ids=CallIds(Redactor())
+        )
+        assert ["[REDACTED:github_token]-1", "c2"] == [c.call_id for c in result.calls]
+
+
+class TestArgumentDepth:
+    def test_depth_at_the_cap_is_accepted(self):
+        """Arguments whose values sit at level 64 are within the cap."""
+        assert depth_within(nested(MAX_ARGUMENT_DEPTH))
+        assert not depth_within(nested(MAX_ARGUMENT_DEPTH + 1))
+
+    def test_very_deep_values_do_not_recurse(self):
+        """A 100,000-level structure is refused without RecursionError."""
+        value: list = []
+        for _ in range(100_000):
+            value = [value]
+        assert not depth_within({"a": value})
+
+    @pytest.mark.parametrize("as_json", [False, True])
+    def test_native_arguments_deeper_than_the_cap_are_invalid(self, as_json):
+        """Native arguments nested past the cap (object or JSON text) are invalid, emptied."""
+        deep: Any = nested(10_000)
+        if as_json:
+            deep = '{"a": ' * 10_000 + "{}" + "}" * 10_000
+        (call,) = parse(native(("c1", "get_weather", deep))).calls
+        assert ({}, "arguments are nested deeper than 64 levels") == (
+            call.arguments,
+            call.arguments_error,
+        )
+
+
+class TestDeepArgumentsInATurn:
+    async def test_deep_native_arguments_become_an_invalid_arguments_slot(
+        self, run_scenario, observer
+    ):
+        """The slot reads `Error: invalid arguments: …`; the turn goes on to its answer."""
+        deep = '{"city": ' + '{"a": ' * 5_000 + '"x"' + "}" * 5_000 + "}"
+        outcome, _ = await run_scenario(
+            {
+                "user": "go",
+                "config": {"approval": {"auto_approve": ["get_weather"]}},
+                "tools": [WEATHER],
+                "responses": [
+                    {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": deep}]},
+                    {"text": "done"},
+                ],
+            }
+        )
+        assert TurnOutcomeKind.FINAL == outcome.kind
+        (closed,) = observer.of(ToolCall)
+        assert "Error: invalid arguments: arguments are nested deeper than 64 levels" == (
+            closed.result
+        )
+
+
+class TestSecretCallIdsInATurn:
+    async def test_a_secret_id_is_redacted_on_every_surface(self, run_scenario, observer):
+        """Events, observer and history use the redacted id, and history stays consistent."""
+        _, replay = await run_scenario(
+            {
+                "user": "go",
+                "config": {"approval": {"auto_approve": ["get_weather"]}},
+                "tools": [WEATHER],
+                "responses": [
+                    {
+                        "tool_calls": [
+                            {"id": f"call {GITHUB}", "name": "get_weather", "arguments": {}},
+                            {"id": GITHUB[:-4] + "WxYz", "name": "get_weather", "arguments": {}},
+                        ]
+                    },
+                    {"text": "done"},
+                ],
+            }
+        )
+        expected = ["call [REDACTED:github_token]-1", "[REDACTED:github_token]-2"]
+        assistant = next(m for m in replay.state.messages if m.get("tool_calls"))
+        assert expected == [c["id"] for c in assistant["tool_calls"]]
+        assert expected == [m["tool_call_id"] for m in replay.state.messages if m["role"] == "tool"]
+        assert expected == [e.id for e in replay.events.events if e.type == "tool_result"]
+        assert expected == [e.tool_call_id for e in observer.of(ToolCallStart)]
+        assert expected == [e.tool_call_id for e in observer.of(ToolCall)]

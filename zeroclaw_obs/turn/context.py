@@ -35,12 +35,59 @@ if TYPE_CHECKING:
     from ..tools.registry import ToolRegistry
     from .loop_detection import LoopDetector
 
-__all__ = ["ResolvedAgentExecution", "TurnCancellation", "TurnState", "new_turn_id"]
+__all__ = ["ResolvedAgentExecution", "ShownNames", "TurnCancellation", "TurnState", "new_turn_id"]
 
 
 def new_turn_id() -> str:
     """A fresh turn id (UUID4 hex); it correlates every span, log, event and audit entry."""
     return uuid.uuid4().hex
+
+
+class ShownNames:
+    """The redacted forms of the operator's names, computed once per agent.
+
+    Registry and MCP tool names, the agent alias, the provider and the model are chosen by an
+    operator, and an operator can paste a token into any of them: they are payloads like any
+    other. Every outward surface (observer events and so the spans, metric labels, logs and
+    progress lines built from them; TurnEvents; history with `redact_history` on) shows these
+    forms. The tool specs offered to the model keep the real names, or it could not call them.
+
+    Risky part: `tool` sits on the per-call path, so a registry name is redacted the first
+    time it is shown and then costs one dict lookup. The memo holds only names the turn's
+    tools resolved (bounded by the tools the agent has), never a name the model invented.
+    """
+
+    __slots__ = ("_models", "_redactor", "_tools", "alias", "model", "provider")
+
+    MODEL_MEMO_LIMIT = 64
+    """Distinct response model names remembered; the memo starts over beyond it."""
+
+    def __init__(self, redactor: Redactor, *, alias: str, provider: str, model: str) -> None:
+        self._redactor = redactor
+        self._tools: dict[str, str] = {}
+        self._models: dict[str, str] = {}
+        self.alias = redactor.redact_text(alias)
+        """`gen_ai.agent.name`, the `invoke_agent {agent}` span name, the log field."""
+        self.provider = redactor.redact_text(provider)
+        """`gen_ai.provider.name`, the `provider` metric label."""
+        self.model = self.response_model(model)
+        """The requested model: `chat {model}`, the `model` metric label."""
+
+    def tool(self, name: str) -> str:
+        """The shown form of a tool name the registry resolved (not of an invented one)."""
+        shown = self._tools.get(name)
+        if shown is None:
+            shown = self._tools[name] = self._redactor.redact_text(name)
+        return shown
+
+    def response_model(self, model: str) -> str:
+        """The shown form of a model name a response reported."""
+        shown = self._models.get(model)
+        if shown is None:
+            if len(self._models) >= self.MODEL_MEMO_LIMIT:
+                self._models.clear()
+            shown = self._models[model] = self._redactor.redact_text(model)
+        return shown
 
 
 @dataclass(kw_only=True)
@@ -82,6 +129,22 @@ class ResolvedAgentExecution:
 
     system_prompt: str | None = None
     """Optional operator system prompt; the loop appends the tool sections to it."""
+
+    shown: ShownNames = field(init=False, repr=False)
+    """The redacted alias, provider, model and tool names every outward surface shows."""
+
+    def __post_init__(self) -> None:
+        self.shown = ShownNames(
+            self.redactor,
+            alias=self.alias,
+            provider=self.provider.name,
+            model=self.model,
+        )
+
+    @property
+    def model(self) -> str:
+        """The requested model: the config's `model`, else the provider's."""
+        return self.config.model or self.provider.model
 
 
 class TurnCancellation:

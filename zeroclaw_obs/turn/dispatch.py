@@ -212,10 +212,11 @@ class Dispatcher:
                 correlation=self._state.correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=slot.name,
+                tool=self._execution.shown.tool(slot.name),
                 kind=signal.kind.value,
                 severity=signal.severity.value,
-                message=signal.detail,
+                # The detail quotes tool names, which are the operator's payloads too.
+                message=self._execution.redactor.redact_text(signal.detail),
                 time_ns=time.time_ns(),
             )
         )

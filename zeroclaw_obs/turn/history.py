@@ -2,8 +2,11 @@
 
 Native providers get one `tool` message per call id; text-protocol providers get one user
 message `[Tool results]\\n` followed by `<tool_result name="…">` blocks. With `redact_history`
-on (the default) the arguments of the assistant's tool calls are redacted too, so the model
-never re-reads a secret it was shown once.
+on (the default) every text appended here passes the redactor: the user's message, the
+assistant's text (beside native calls too), the arguments of its tool calls, tool names that
+are not the registry's, and the final answer, so the model never re-reads a secret and the
+history file (`--history-out`) holds none. The results arrive already redacted
+(`SlotRecorder.close`); call ids arrive already redacted on every path (`parse.CallIds`).
 
 The assistant message records the calls as the model made them (name and arguments before
 hooks, delivery defaults and the runtime's `approved` marker), as the reference runtime does:
@@ -19,20 +22,29 @@ from typing import Any
 
 from ..providers.text_protocol import format_tool_results
 from ..redaction import Redactor
+from .context import ShownNames
 from .parse import ParsedToolCall, ParseResult
 from .results import Slot
 
 __all__ = ["append_final", "append_round", "append_user"]
 
 
-def append_user(messages: list[dict[str, Any]], text: str) -> None:
-    """Append a user message."""
-    messages.append({"role": "user", "content": text})
+def append_user(
+    messages: list[dict[str, Any]], text: str, *, redactor: Redactor | None = None
+) -> None:
+    """Append a user message, redacted when `redactor` is given (`redact_history` on)."""
+    messages.append({"role": "user", "content": _shown(text, redactor)})
 
 
-def append_final(messages: list[dict[str, Any]], text: str) -> None:
-    """Append the assistant's final answer."""
-    messages.append({"role": "assistant", "content": text})
+def append_final(
+    messages: list[dict[str, Any]], text: str, *, redactor: Redactor | None = None
+) -> None:
+    """Append the assistant's final answer, redacted when `redactor` is given."""
+    messages.append({"role": "assistant", "content": _shown(text, redactor)})
+
+
+def _shown(text: str, redactor: Redactor | None) -> str:
+    return text if redactor is None or not text else redactor.redact_text(text)
 
 
 def append_round(
@@ -41,6 +53,7 @@ def append_round(
     slots: list[Slot],
     *,
     redactor: Redactor | None,
+    names: ShownNames | None = None,
 ) -> None:
     """Append one tool round: the assistant message and every slot's model-visible text.
 
@@ -49,14 +62,16 @@ def append_round(
         parsed: the parsed response (native or text calls, and its text).
         slots: one per call, in the model's order, all closed.
         redactor: the runtime's redactor when `redact_history` is on, else None.
+        names: the agent's shown names (registry names redacted once per agent); without
+            them a registry name is redacted like any other when `redactor` is given.
     """
     if parsed.native:
         messages.append(
             {
                 "role": "assistant",
-                "content": parsed.text or None,
+                "content": _shown(parsed.text, redactor) or None,
                 "tool_calls": [
-                    _native_call(call, slot, redactor)
+                    _native_call(call, slot, redactor, names)
                     for call, slot in zip(parsed.calls, slots, strict=True)
                 ],
             }
@@ -66,17 +81,20 @@ def append_round(
                 {"role": "tool", "tool_call_id": slot.call_id, "content": slot.model_text}
             )
         return
-    content = parsed.text if redactor is None else redactor.redact_text(parsed.text)
-    messages.append({"role": "assistant", "content": content})
+    messages.append({"role": "assistant", "content": _shown(parsed.text, redactor)})
     messages.append(
         {
             "role": "user",
-            "content": format_tool_results([(slot.name, slot.model_text) for slot in slots]),
+            "content": format_tool_results(
+                [(_name(slot.name, slot, redactor, names), slot.model_text) for slot in slots]
+            ),
         }
     )
 
 
-def _native_call(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) -> dict[str, Any]:
+def _native_call(
+    call: ParsedToolCall, slot: Slot, redactor: Redactor | None, names: ShownNames | None
+) -> dict[str, Any]:
     if redactor is None:
         arguments = _JSON.encode(call.arguments)
     elif slot.redacted_arguments and slot.arguments == call.arguments:
@@ -86,15 +104,18 @@ def _native_call(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) ->
     return {
         "id": call.call_id,
         "type": "function",
-        "function": {"name": _name(call, slot, redactor), "arguments": arguments},
+        "function": {"name": _name(call.name, slot, redactor, names), "arguments": arguments},
     }
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-def _name(call: ParsedToolCall, slot: Slot, redactor: Redactor | None) -> str:
-    # An invented tool name is model output and may carry a secret; registry names are ours.
-    if redactor is None or slot.known_tool:
-        return call.name
-    return redactor.redact_text(call.name)
+def _name(name: str, slot: Slot, redactor: Redactor | None, names: ShownNames | None) -> str:
+    # Every name is a payload: an invented one is model output, a registry one the operator's.
+    # A registry name's shown form is memoised per agent; an invented one is redacted each time.
+    if redactor is None:
+        return name
+    if names is not None and slot.known_tool and name == slot.name:
+        return names.tool(name)
+    return redactor.redact_text(name)

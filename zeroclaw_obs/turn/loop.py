@@ -30,12 +30,14 @@ from ..providers.text_protocol import (
     PARSE_FAILURE_FINAL,
     build_tool_instructions,
 )
+from ..redaction import Redactor
+from ..tools.base import ToolSpec
 from .context import ResolvedAgentExecution, TurnState
 from .dispatch import Dispatcher
 from .events import TurnEvent
 from .history import append_final, append_round, append_user
 from .loop_detection import LoopDetector
-from .parse import ParseResult, parse_response
+from .parse import CallIds, ParseResult, parse_response
 from .prep import prepare_calls
 from .results import SlotRecorder
 from .specs import EffectiveTools
@@ -83,8 +85,9 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
         ScenarioExhaustedError: a scripted provider ran out of responses (bad input).
         asyncio.CancelledError: a cancellation this turn's scope did not request.
     """
+    shown = execution.shown
     state.correlation = Correlation(
-        turn_id=state.turn_id, channel=state.channel, agent_alias=execution.alias
+        turn_id=state.turn_id, channel=state.channel, agent_alias=shown.alias
     )
     state.loop_detector = LoopDetector(execution.config.loop_ignore_tools)
     start, start_ns = time.perf_counter(), time.time_ns()
@@ -93,8 +96,8 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
     emit(
         AgentStart(
             correlation=state.correlation,
-            provider=execution.provider.name,
-            model=_model(execution),
+            provider=shown.provider,
+            model=shown.model,
             time_ns=start_ns,
             receipt_key_id=receipts.key_id if receipts else None,
         )
@@ -163,10 +166,14 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
         activated=execution.activated,
     )
     native = execution.provider.native_tools
-    system = _SystemPrompt(execution, native=native, strict=config.strict_tool_parsing)
+    # With `redact_history` on, every text the history carries goes through the redactor:
+    # the user's message, the operator's system prompt, the model's own texts, the results.
+    history = execution.redactor if config.redact_history else None
+    system = _SystemPrompt(execution, native=native, redactor=history)
     system.install(state.messages, tools)
-    append_user(state.messages, state.user_message)
+    append_user(state.messages, state.user_message, redactor=history)
     recorder = SlotRecorder(execution, state)
+    call_ids = CallIds(execution.redactor)
     parse_retries = 0
     while state.iteration < config.max_tool_iterations:
         if state.cancellation.requested:
@@ -180,6 +187,7 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
             tool_names=tools.names(),
             strict=config.strict_tool_parsing,
             native_provider=native,
+            call_ids=call_ids,
         )
         if parsed.parse_failed:
             parse_retries += 1
@@ -187,11 +195,11 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
                 return _end(
                     state, TurnOutcomeKind.ERROR, PARSE_FAILURE_FINAL, error="tool call parse error"
                 )
-            append_final(state.messages, response.text)
+            append_final(state.messages, response.text, redactor=history)
             append_user(state.messages, PARSE_ERROR_FEEDBACK)
             continue
         if not parsed.calls:
-            append_final(state.messages, parsed.text)
+            append_final(state.messages, parsed.text, redactor=history)
             return _end(state, TurnOutcomeKind.FINAL, parsed.text)
         await _tool_round(execution, state, tools, parsed, recorder)
     return await _at_cap(execution, state)
@@ -208,7 +216,7 @@ async def _tool_round(
     prepared = await prepare_calls(execution, state, tools, parsed.calls)
     slots = await dispatcher.dispatch(prepared)
     redactor = execution.redactor if execution.config.redact_history else None
-    append_round(state.messages, parsed, slots, redactor=redactor)
+    append_round(state.messages, parsed, slots, redactor=redactor, names=execution.shown)
     if dispatcher.abort_message:
         raise TurnAborted(dispatcher.abort_message)
     if state.cancellation.requested:
@@ -219,15 +227,15 @@ async def _request(
     execution: ResolvedAgentExecution, state: TurnState, specs: list, *, tool_count: int
 ) -> ProviderResponse:
     provider = execution.provider
-    model = _model(execution)
+    shown = execution.shown
     assert state.correlation is not None
     emit = execution.observer.on_event
     emit(
         LlmRequest(
             correlation=state.correlation,
             iteration=state.iteration,
-            provider=provider.name,
-            model=model,
+            provider=shown.provider,
+            model=shown.model,
             message_count=len(state.messages),
             tool_count=tool_count,
             time_ns=time.time_ns(),
@@ -238,9 +246,9 @@ async def _request(
     try:
         response = await provider.complete(request)
     except ProviderError as exc:
-        emit(_llm_response(state, provider.name, model, start, None, error=type(exc).__name__))
+        emit(_llm_response(execution, state, start, None, error=type(exc).__name__))
         raise
-    emit(_llm_response(state, provider.name, model, start, response))
+    emit(_llm_response(execution, state, start, response))
     if response.usage is not None:
         state.events(
             TurnEvent(
@@ -255,21 +263,24 @@ async def _request(
 
 
 def _llm_response(
+    execution: ResolvedAgentExecution,
     state: TurnState,
-    provider: str,
-    model: str,
     start: float,
     response: ProviderResponse | None,
     *,
     error: str | None = None,
 ) -> LlmResponse:
     usage = response.usage if response is not None else None
+    shown = execution.shown
+    model = shown.model
+    if response is not None and response.model:
+        model = shown.response_model(response.model)
     assert state.correlation is not None
     return LlmResponse(
         correlation=state.correlation,
         iteration=state.iteration,
-        provider=provider,
-        model=(response.model if response is not None and response.model else model),
+        provider=shown.provider,
+        model=model,
         success=response is not None,
         time_ns=time.time_ns(),
         duration_s=time.perf_counter() - start,
@@ -289,12 +300,9 @@ async def _at_cap(execution: ResolvedAgentExecution, state: TurnState) -> TurnOu
     state.iteration += 1
     response = await _request(execution, state, [], tool_count=0)
     text = (response.text or "").strip() + cap_summary_suffix(cap)
-    append_final(state.messages, text)
+    redactor = execution.redactor if execution.config.redact_history else None
+    append_final(state.messages, text, redactor=redactor)
     return _end(state, TurnOutcomeKind.MAX_ITERATIONS, text)
-
-
-def _model(execution: ResolvedAgentExecution) -> str:
-    return execution.config.model or execution.provider.model
 
 
 class _SystemPrompt:
@@ -302,23 +310,33 @@ class _SystemPrompt:
 
     The message is rebuilt only when the offered tools change (after a `tool_search`
     activation), so the per-iteration cost does not grow with the history.
+
+    With a redactor (`redact_history` on) the operator's prompt and the tool descriptions are
+    redacted; tool names are not, since the text protocol's list and the deferred stubs are
+    how the model learns what it can call.
     """
 
-    def __init__(self, execution: ResolvedAgentExecution, *, native: bool, strict: bool) -> None:
-        self._base = execution.system_prompt
+    def __init__(
+        self, execution: ResolvedAgentExecution, *, native: bool, redactor: Redactor | None
+    ) -> None:
+        base = execution.system_prompt
+        self._base = redactor.redact_text(base) if redactor is not None and base else base
+        self._redactor = redactor
         self._text_protocol = not native
         self._signature: tuple[str, ...] | None = None
         self._index: int | None = None
-        del strict  # strict parsing never shows the text protocol to native providers
 
     def install(self, messages: list[dict[str, Any]], tools: EffectiveTools) -> None:
         signature = tuple(sorted(tools.names()))
         if signature == self._signature:
             return
         self._signature = signature
-        parts = [p for p in (self._base, tools.prompt_section()) if p]
+        parts = [p for p in (self._base, tools.prompt_section(self._redactor)) if p]
         if self._text_protocol:
-            parts.append(build_tool_instructions(tools.specs()))
+            specs = tools.specs()
+            if self._redactor is not None:
+                specs = [_shown_spec(spec, self._redactor) for spec in specs]
+            parts.append(build_tool_instructions(specs))
         content = "\n\n".join(parts)
         if self._index is None:
             if not content:
@@ -327,3 +345,11 @@ class _SystemPrompt:
             self._index = 0
         else:
             messages[self._index] = {"role": "system", "content": content}
+
+
+def _shown_spec(spec: ToolSpec, redactor: Redactor) -> ToolSpec:
+    """`spec` with its description redacted, for the system prompt of the text protocol."""
+    description = redactor.redact_text(spec.description)
+    if description == spec.description:
+        return spec
+    return ToolSpec(name=spec.name, description=description, parameters=spec.parameters)

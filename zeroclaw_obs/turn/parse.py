@@ -5,6 +5,15 @@ id is used by TurnEvents, observer events, spans, logs and history. Text-protoco
 parsed by `providers/text_protocol.py`; a native provider's text is parsed too when it sent no
 native calls (many models fall back to tags), unless `strict_tool_parsing` hides the text
 protocol entirely.
+
+An id is model output too, and a provider's id can hold a token: `CallIds` passes each one
+through the redactor here, once, so the id every surface uses (history included, so the
+assistant's `tool_calls[].id` and the `tool` message's `tool_call_id` still match) is already
+the shown one. See `CallIds` for how redacted ids stay unique.
+
+Native arguments nested deeper than `MAX_ARGUMENT_DEPTH` (the text protocol's cap) are
+invalid arguments, found by an iterative walk: later steps (canonical JSON, the redactor,
+schema validation) walk arguments recursively and would fail with `RecursionError`.
 """
 
 from __future__ import annotations
@@ -16,8 +25,21 @@ from typing import Any
 
 from ..providers.base import ProviderResponse
 from ..providers.text_protocol import TextParse, is_parse_failure, parse_text_tool_calls
+from ..redaction import Redactor
 
-__all__ = ["ParseResult", "ParsedToolCall", "parse_response"]
+__all__ = [
+    "MAX_ARGUMENT_DEPTH",
+    "CallIds",
+    "ParseResult",
+    "ParsedToolCall",
+    "depth_within",
+    "parse_response",
+]
+
+MAX_ARGUMENT_DEPTH = 64
+"""Arguments nested deeper than this (the text protocol's cap) are invalid arguments."""
+
+_TOO_DEEP = f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +69,76 @@ def _new_id() -> str:
     return f"call_{uuid.uuid4().hex}"
 
 
+class CallIds:
+    """The one id of each call in a turn, as every surface shows it.
+
+    A provider id the redactor leaves alone is kept. One it changes is replaced by its
+    redacted form plus `-{n}`, where n counts the redacted ids of the turn (1, 2, …) and
+    grows past any id already used in the turn: two different secret ids never collide into
+    one `[REDACTED:…]`, and the same script always gets the same ids. A call without an id
+    gets a fresh `call_{uuid4 hex}`.
+
+    Args:
+        redactor: the runtime's one redactor.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._used: set[str] = set()
+        self._redacted = 0
+
+    def assign(self, raw: str | None) -> str:
+        """The id the turn uses for a call the provider gave `raw` (None: no id)."""
+        if not raw:
+            shown = _new_id()
+        else:
+            shown = self._redactor.redact_text(raw)
+            if shown != raw:
+                shown = self._unique(shown)
+        self._used.add(shown)
+        return shown
+
+    def _unique(self, redacted: str) -> str:
+        while True:
+            self._redacted += 1
+            candidate = f"{redacted}-{self._redacted}"
+            if candidate not in self._used:
+                return candidate
+
+
+def depth_within(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """True when `value` nests no deeper than `limit` (the object itself is level 1).
+
+    Iterative on purpose: the point is to refuse structures a recursive walk would choke on.
+    """
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(current, dict):
+            stack.extend((child, depth + 1) for child in current.values())
+        elif isinstance(current, (list, tuple)):
+            stack.extend((child, depth + 1) for child in current)
+    return True
+
+
 def _decode_arguments(raw: dict[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, dict):
-        return raw, None
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return {}, "arguments are not valid JSON"
+        value: Any = raw
+    else:
+        try:
+            value = json.loads(raw)
+        except RecursionError:
+            return {}, _TOO_DEEP
+        except (TypeError, ValueError):
+            return {}, "arguments are not valid JSON"
     if not isinstance(value, dict):
         return {}, "arguments must be a JSON object"
+    if not depth_within(value):
+        return {}, _TOO_DEEP
     return value, None
 
 
@@ -67,6 +148,7 @@ def parse_response(
     tool_names: set[str],
     strict: bool,
     native_provider: bool = True,
+    call_ids: CallIds | None = None,
 ) -> ParseResult:
     """Normalise one provider response into calls.
 
@@ -78,12 +160,14 @@ def parse_response(
         native_provider: `Provider.native_tools`. Strict parsing hides the text protocol from
             native providers only: a text-protocol provider is taught the tags in its system
             prompt, so its tags are always parsed.
+        call_ids: the turn's ids (`CallIds`); None keeps provider ids as they are (tests).
     """
+    assign = call_ids.assign if call_ids is not None else (lambda raw: raw or _new_id())
     if response.tool_calls:
         calls = []
         for native in response.tool_calls:
             arguments, problem = _decode_arguments(native.arguments)
-            calls.append(ParsedToolCall(native.name, arguments, native.id or _new_id(), problem))
+            calls.append(ParsedToolCall(native.name, arguments, assign(native.id), problem))
         return ParseResult(calls=calls, text=response.text, native=True)
     if (strict and native_provider) or not response.text:
         return ParseResult(text=response.text, native=True)
@@ -92,5 +176,5 @@ def parse_response(
         return ParseResult(text=response.text, native=False, parse_failed=True)
     if not parsed.calls:
         return ParseResult(text=response.text, native=True)
-    calls = [ParsedToolCall(c.name, dict(c.arguments), _new_id()) for c in parsed.calls]
+    calls = [ParsedToolCall(c.name, dict(c.arguments), assign(None)) for c in parsed.calls]
     return ParseResult(calls=calls, text=response.text, native=False)

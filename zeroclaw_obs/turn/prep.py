@@ -15,11 +15,12 @@ A call that fails a step owns its slot from then on; only the survivors are disp
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from ..approval import Requirement
 from ..errors import TurnAborted
-from ..observability.events import ToolOutcome
+from ..observability.events import ApprovalDecision, ObserverEvent, ToolOutcome
 from ..tools.base import ArgumentError, Tool
 from .approval_gate import ask_approval
 from .context import ResolvedAgentExecution, TurnState
@@ -210,7 +211,7 @@ async def _gate(
             tool=name,
             call_id=slot.call_id,
             redacted_arguments=execution.redactor.redact_value(slot.arguments),
-            emit=execution.observer.on_event,
+            emit=_ShownApproval(execution.observer.on_event, execution.shown.tool(name)),
         )
         outcome = verdict.outcome
         if outcome.replacement is not None:
@@ -221,6 +222,25 @@ async def _gate(
             return
     if name in MARKER_TOOLS and requirement is not Requirement.NOT_REQUIRED:
         slot.arguments = {**slot.arguments, "approved": True}
+
+
+class _ShownApproval:
+    """Emits the gate's `ApprovalDecision` under the tool's shown (redacted) name.
+
+    The gate and the approval manager work with the real name (the session allowlist is keyed
+    by it); observers, and the spans, metric labels and logs behind them, get the shown one.
+    """
+
+    __slots__ = ("_emit", "_tool")
+
+    def __init__(self, emit: Callable[[ObserverEvent], None], tool: str) -> None:
+        self._emit = emit
+        self._tool = tool
+
+    def __call__(self, event: ObserverEvent) -> None:
+        if isinstance(event, ApprovalDecision) and event.tool != self._tool:
+            event = replace(event, tool=self._tool)
+        self._emit(event)
 
 
 def _dedup(item: PreparedCall, seen: set[str], exempt: set[str] | frozenset[str]) -> None:

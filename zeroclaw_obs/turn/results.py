@@ -164,6 +164,7 @@ class SlotRecorder:
         self._redact_history = config.redact_history
         self._receipts = execution.receipts if config.receipts.enabled else None
         self._redactor = execution.redactor
+        self._shown = execution.shown
         self._observer = execution.observer
         self._events = state.events
 
@@ -209,8 +210,10 @@ class SlotRecorder:
         else:
             model_text, _ = truncate(slot.text, self._max_chars)
         for note in slot.notes:
-            model_text += f"\n\n{note}"
-            redacted += f"\n\n{note}"
+            # Notes quote tool names (the operator's): shown redacted outside the engine.
+            shown_note = self._redactor.redact_text(note)
+            model_text += f"\n\n{shown_note if self._redact_history else note}"
+            redacted += f"\n\n{shown_note}"
         if slot.receipt is not None:
             model_text += f"\n\n[receipt: {slot.receipt}]"
         slot.model_text = model_text
@@ -267,9 +270,12 @@ class SlotRecorder:
             return self._receipts.generate(slot.name, jsonable, slot.text, now)
 
     def _shown_name(self, slot: Slot) -> str:
-        # A name the model invented is model output like any other: it may carry a secret.
-        # Registry names are ours and cost nothing to pass through.
-        return slot.name if slot.known_tool else self._redactor.redact_text(slot.name)
+        # A name the model invented is model output like any other: it may carry a secret, and
+        # is redacted each time (never memoised: the model could invent names without end).
+        # A registry name is the operator's, a payload too: its shown form is memoised per agent.
+        if slot.known_tool:
+            return self._shown.tool(slot.name)
+        return self._redactor.redact_text(slot.name)
 
     def record_unrun(self, slot: Slot) -> None:
         """Open and close a slot that never ran (denied, unknown, duplicate, …)."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..config import RuntimeConfig
+from ..redaction import Redactor
 from ..tools.base import Tool, ToolSpec
 from ..tools.deferred import (
     ActivatedToolSet,
@@ -104,6 +105,7 @@ class EffectiveTools:
         self._hidden = tuple(excluded_tools)
         self._excluded = ExcludedNames(self._hidden)
         self._prompt_section = deferred_prompt_section(catalog) or None
+        self._shown_section: str | None = None
         # A name means one tool for the whole turn, so its spec is computed once, not per version.
         self._spec_of: dict[str, ToolSpec] = {}
         self._offer = self._compose()
@@ -174,9 +176,25 @@ class EffectiveTools:
         """The names offered this iteration (the names in `specs()`)."""
         return set(self._current().names)
 
-    def prompt_section(self) -> str | None:
-        """The system-prompt section listing deferred stubs, or None when there are none."""
-        return self._prompt_section
+    def prompt_section(self, redactor: Redactor | None = None) -> str | None:
+        """The system-prompt section listing deferred stubs, or None when there are none.
+
+        With `redactor` (history redaction on) each stub's description is redacted, computed
+        once per turn; the names stay as they are, since the model activates tools by them.
+        """
+        if redactor is None or self._prompt_section is None:
+            return self._prompt_section
+        if self._shown_section is None:
+            stubs = (
+                DeferredStub(
+                    name=stub.name,
+                    description=redactor.redact_text(stub.description),
+                    tool=stub.tool,
+                )
+                for stub in self._catalog
+            )
+            self._shown_section = deferred_prompt_section(stubs) or None
+        return self._shown_section
 
     def resolve(self, name: str) -> Resolution:
         """What a call to `name` reaches.
