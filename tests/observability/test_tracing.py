@@ -36,6 +36,7 @@ from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutd
 from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
+from zeroclaw_obs.turn.hooks import CancelCall, Hooks
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WEATHER = {
@@ -416,6 +417,63 @@ class TestOutcomes:
         attributes = traced.tool("c1").attributes
         assert 1 == attributes["zeroclaw.redaction.count"]
         assert "token [REDACTED:github_token]" == attributes["gen_ai.tool.call.result"]
+
+
+class TestSlotsThatNeverRan:
+    """Every slot gets its `execute_tool` span, even one that never ran (DESIGN §3)."""
+
+    def assert_span(self, traced: Traced, call_id: str, outcome: str) -> ReadableSpan:
+        span = traced.tool(call_id)
+        assert (outcome, call_id, "execute_tool get_weather") == (
+            span.attributes["zeroclaw.tool.outcome"],
+            span.attributes["gen_ai.tool.call.id"],
+            span.name,
+        )
+        assert SECRET not in str(dict(span.attributes))
+        return span
+
+    async def test_deduplicated(self, run_scenario, traced):
+        """The duplicate's span: outcome `deduplicated`, status UNSET, arguments redacted."""
+        twice = [call("c1", f"Paris {SECRET}"), call("c2", f"Paris {SECRET}")]
+        await run_scenario(scenario(twice), observer=traced.observer)
+        span = self.assert_span(traced, "c2", "deduplicated")
+        assert StatusCode.UNSET == span.status.status_code
+        assert "[REDACTED:" in span.attributes["gen_ai.tool.call.arguments"]
+
+    async def test_replaced(self, run_scenario, traced):
+        """A replaced call's span: outcome `replaced`, the replacement redacted, no receipt."""
+        answers = [{"replace_with": f"pretend {SECRET}"}]
+        data = scenario(
+            [call("c1", "Paris")],
+            approval={"auto_approve": [], "answers": answers},
+            receipts={"enabled": True},
+        )
+        await run_scenario(data, observer=traced.observer)
+        span = self.assert_span(traced, "c1", "replaced")
+        assert "pretend [REDACTED:github_token]" == span.attributes["gen_ai.tool.call.result"]
+        assert "zeroclaw.tool.receipt" not in span.attributes
+
+    async def test_excluded(self, run_scenario, traced):
+        """An excluded call's span: outcome `excluded`, ERROR `excluded_tool`."""
+        data = scenario([call("c1", "Paris")], excluded_tools=["get_weather"])
+        await run_scenario(data, observer=traced.observer)
+        span = self.assert_span(traced, "c1", "excluded")
+        assert ("excluded_tool", StatusCode.ERROR) == (
+            span.attributes["error.type"],
+            span.status.status_code,
+        )
+
+    async def test_cancelled_by_hook(self, run_scenario, traced):
+        """A hook-cancelled call's span: outcome `cancelled_by_hook`, the reason redacted."""
+        hooks = Hooks()
+        hooks.add_before(lambda c: CancelCall(f"policy says no to {SECRET}"))
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer, hooks=hooks)
+        span = self.assert_span(traced, "c1", "cancelled_by_hook")
+        assert StatusCode.UNSET == span.status.status_code
+        assert (
+            "Cancelled by hook: policy says no to [REDACTED:github_token]"
+            == span.attributes["gen_ai.tool.call.result"]
+        )
 
 
 class TestContentCapture:
