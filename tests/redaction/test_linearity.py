@@ -55,6 +55,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "full-width key": _repeat("ｐａｓｓｗｏｒｄ＝"),
     "non-ASCII text with dense keys": _repeat('é password=ü"tökén": "ß'),
     "URL user info without @": _repeat("http://a:"),
+    "non-ASCII text with base64 runs": _repeat("é QUJDREVGR0hJSktMTU5PUFFSU1RV\nQUJD\n"),
+    "sparse zero-width characters": _repeat("a" * 70 + "\u200b"),
     "JWT prefixes": _repeat("eyJhbGciOiJ."),
     "credential words": _repeat("secret token key "),
     "100 KB+ log with a secret in the middle": _log_with_secret,

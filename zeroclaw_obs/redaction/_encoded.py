@@ -86,10 +86,13 @@ def _unwrap(text: str, start: int, end: int) -> tuple[int, str | None]:
     """
     lines: list[tuple[int, int]] = []
     at = start
-    if "\n" in text[start:end] or "\\" in text[start:end]:
-        for brk in _LINE_BREAK.finditer(text, start, end):
-            lines.append((at, brk.start()))
-            at = brk.end()
+    blob = text[start:end]
+    if "\n" in blob or "\\" in blob:
+        # On the slice, not on `text` with bounds: RE2's wrapper re-encodes a whole `str`
+        # at every call, which per candidate would make a long non-ASCII text quadratic.
+        for brk in _LINE_BREAK.finditer(blob):
+            lines.append((at, start + brk.start()))
+            at = start + brk.end()
     lines.append((at, end))
     width = lines[0][1] - lines[0][0]
     kept = 1

@@ -127,19 +127,19 @@ def fold(text: str) -> Folded:
     shadow = text.translate(_TABLE)
     if len(shadow) == len(text):
         return Folded(text, shadow, [])
-    if len(text) - len(shadow) <= 32:
-        # A few deleted characters: find them with one linear RE2 scan.
-        try:
-            gaps = [m.start() - k for k, m in enumerate(_INVISIBLE_RUN.finditer(text))]
-        except UnicodeEncodeError:  # a lone surrogate: RE2 needs UTF-8
-            gaps = _gaps(text)
+    if (len(text) - len(shadow)) * 64 <= len(text):
+        # Sparse deleted characters (the common case, even in a 50 MB text): one linear RE2
+        # scan, far faster than a Python loop over every character. Lone surrogates become
+        # `?` one for one, so offsets hold.
+        found = _INVISIBLE_RUN.finditer(utf8_safe(text))
+        gaps = [m.start() - k for k, m in enumerate(found)]
     else:
         gaps = _gaps(text)
     return Folded(text, shadow, gaps)
 
 
 def _gaps(text: str) -> list[int]:
-    """`Folded.gaps` by a plain loop: for many deleted characters, or text RE2 cannot take."""
+    """`Folded.gaps` by a plain loop: for dense deleted characters (RE2's per-match cost)."""
     return [i - k for k, i in enumerate(i for i, ch in enumerate(text) if ch in _DELETED)]
 
 
