@@ -533,3 +533,20 @@ class TestTerminalAnswer:
     def test_the_answer_is_unchanged_in_a_pipe(self, tmp_path):
         """Piped or redirected, the answer is the model's text as it is (a program reads it)."""
         assert self.ANSWER + "\n" == self.run_on(tmp_path, tty=False).decode("utf-8")
+
+    def test_dev_stdout_redirected_to_a_file_gets_the_answer_then_the_outputs(self, tmp_path):
+        """`/dev/stdout` into a file: appended to, never truncated or replaced, and the link
+        stays a link."""
+        path = write(tmp_path, scenario())
+        captured = tmp_path / "stdout.txt"
+        with captured.open("wb") as stdout:
+            code = subprocess.run(
+                [sys.executable, "-m", "zeroclaw_obs.cli", "run", "--scenario", str(path),
+                 "--quiet", "--events-out=/dev/stdout", "--metrics-out=/dev/stdout"],
+                stdout=stdout, stderr=subprocess.PIPE, timeout=60, env=no_otel_env(),
+            ).returncode  # fmt: skip
+        assert 0 == code
+        text = captured.read_text()
+        assert text.startswith("It is 18C.\n{")
+        assert '"type": "tool_result"' in text and "zeroclaw_turns_total" in text
+        assert os.path.islink("/dev/stdout")

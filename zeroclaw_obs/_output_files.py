@@ -4,11 +4,14 @@ Every file the runtime writes for a user (`--events-out`, `--history-out`, `--au
 `--metrics-out`, and the staged telemetry files) goes through here, so a reader never sees half
 a file and an interrupted write leaves the previous file (or none).
 
-Risky parts. A target that already exists as a FIFO or a character device (`/dev/null`,
-`/dev/stdout`, a pipe a reader waits on) is written in place, never replaced: a rename over it
-would, run as root, turn `/dev/null` into a regular file for every process on the host. Such a
-target gets no atomicity (a device has no "previous file"); its staged copy lives in the
-system's temp directory instead of beside it. Opening a FIFO blocks until a reader opens it.
+Risky parts. A target that already exists as a FIFO or a character device (`/dev/null`, a
+pipe a reader waits on), or as a link under `/dev` or `/proc` to a stream the process holds
+(`/dev/stdout`, `/dev/fd/1`), is written in place and appended to, never replaced or
+truncated: a rename over `/dev/null` would, run as root, turn it into a regular file for every
+process on the host, and truncating `/dev/stdout` redirected to a file would erase the answer
+printed before. Such a target gets no atomicity (a device has no "previous file"); its staged
+copy lives in the system's temp directory instead of beside it. Opening a FIFO blocks until a
+reader opens it.
 Text is UTF-8 with `ENCODING_ERRORS` (`backslashreplace`), so any Python string, a lone
 surrogate included, is written (see `_terminal`).
 """
@@ -27,20 +30,26 @@ from .errors import BadInputError
 __all__ = [
     "check_output_path",
     "default_mode",
-    "is_device",
+    "in_place",
     "place",
     "temp_beside",
     "write_atomically",
 ]
 
+_STREAM_LINKS = ("/dev/", "/proc/")
 
-def is_device(path: Path) -> bool:
-    """True when `path` exists as a FIFO or a character device (followed through symlinks)."""
+
+def in_place(path: Path) -> bool:
+    """True when `path` must be written in place, appending: it exists as a FIFO or a character
+    device (followed through links), or it is a link under `/dev` or `/proc` (`/dev/stdout`)."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return True
+    absolute = os.path.abspath(path)
+    return absolute.startswith(_STREAM_LINKS) and os.path.islink(absolute)
 
 
 def check_output_path(flag: str, path: Path) -> None:
@@ -62,7 +71,7 @@ def check_output_path(flag: str, path: Path) -> None:
     if path.exists() or path.is_symlink():
         if not os.access(path, os.W_OK):
             raise BadInputError(f"{flag}: file is not writable")
-        if is_device(path):
+        if in_place(path):
             return  # written in place: its directory (e.g. /dev) is not ours to write
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
@@ -89,7 +98,7 @@ def temp_beside(target: Path, *, private: bool = False) -> Path:
     Raises:
         OSError: the directory is missing or not writable.
     """
-    if is_device(target):
+    if in_place(target):
         directory = Path(tempfile.gettempdir())
         private = True
     else:
@@ -108,8 +117,8 @@ def place(temp: Path, target: Path) -> None:
         OSError: the rename or the copy failed; the temp file is removed either way.
     """
     try:
-        if is_device(target):
-            with temp.open("rb") as source, target.open("wb") as sink:
+        if in_place(target):
+            with temp.open("rb") as source, target.open("ab") as sink:
                 shutil.copyfileobj(source, sink)
         else:
             os.replace(temp, target)
@@ -130,8 +139,8 @@ def write_atomically(target: Path, text: str, *, private: bool = False) -> None:
     Raises:
         OSError: the write or the rename failed; the temp file is removed first.
     """
-    if is_device(target):
-        with target.open("w", encoding=ENCODING, errors=ENCODING_ERRORS, newline="\n") as sink:
+    if in_place(target):
+        with target.open("a", encoding=ENCODING, errors=ENCODING_ERRORS, newline="\n") as sink:
             sink.write(text)
         return
     temp = temp_beside(target, private=private)

@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ._output_files import check_output_path, place, temp_beside, write_atomically
+from ._output_files import check_output_path, in_place, place, temp_beside, write_atomically
 from ._signals import Interrupted, SignalGuard, deferred_signals
 from ._terminal import ENCODING, ENCODING_ERRORS, printable, survive_any_text
 from .approval import AuditLog
@@ -455,6 +455,7 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Progress) -> int
     A signal during the (bounded) final flush cuts it short: the staged files are removed, so
     no output is left half-written, and the exit code names that signal.
     """
+    phase.phase = "before the load started; no output file written"
     try:
         plan = _prepare_load(args)
     except BadInputError as exc:
@@ -692,8 +693,8 @@ def _check_writable(outputs: Iterable[tuple[str, Path]]) -> None:
     seen: dict[Path, str] = {}
     for flag, path in outputs:
         check_output_path(flag, path)
-        if path.exists() and not path.is_file():
-            continue  # a device or FIFO can take several outputs in turn
+        if in_place(path):
+            continue  # a device, a FIFO or /dev/stdout can take several outputs in turn
         key = path.resolve()
         if key in seen:
             raise BadInputError(f"{flag}: same file as {seen[key]}")

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .._output_files import is_device, write_atomically
+from .._output_files import in_place, write_atomically
 from .._terminal import ENCODING, ENCODING_ERRORS
 
 __all__ = [
@@ -128,8 +128,9 @@ class AuditLog:
         """A log that writes each entry to `path` when it is appended, one JSON line per entry.
 
         A regular file is created (or truncated) with mode 0600 (an existing file's mode is
-        set to 0600 too); a FIFO or character device is opened in place, keeping its mode
-        (opening a FIFO waits for its reader).
+        set to 0600 too); a FIFO, a character device or a stream link such as `/dev/stdout`
+        is opened in place for appending, keeping its mode (opening a FIFO waits for its
+        reader).
 
         Args:
             path: the `--audit-out` file; its directory must exist.
@@ -138,8 +139,8 @@ class AuditLog:
             OSError: the file cannot be opened.
         """
         target = Path(path)
-        if is_device(target):
-            fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+        if in_place(target):
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         else:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
             fd = os.open(target, flags, 0o600)
