@@ -464,6 +464,15 @@ class TestOutputPaths:
         )
         assert ["s.yaml"] == [p.name for p in tmp_path.iterdir()]
 
+    def test_two_flags_naming_one_file_are_rejected(self, tmp_path, capsys):
+        """Two outputs in one regular file would overwrite each other: exit 2 naming both flags."""
+        path = write(tmp_path, scenario())
+        same = tmp_path / "out.jsonl"
+        args = ["run", "--scenario", str(path), f"--events-out={same}", f"--logs-out={same}"]
+        assert 2 == main(args)
+        expected = ["zeroclaw-obs: error: --logs-out: same file as --events-out"]
+        assert expected == capsys.readouterr().err.splitlines()
+
     def test_dev_null_is_written_in_place_for_every_output(self, tmp_path, capsys):
         """Every output flag pointed at `/dev/null` (run as root here): exit 0 and `/dev/null`
         is still the same character device."""
