@@ -88,6 +88,9 @@ IN_CONTEXT = [
     ),
 ]
 
+GLUES = ["get_", "fetch-", "x.", "path/", "tool_"]
+"""Prefixes an invented tool name, a host or a path glues to a token."""
+
 # rule id whose format a look-alike imitates, the look-alike (kept verbatim)
 LOOK_ALIKES = [
     ("openai_key", "scikit-learn (sk-learn-compatible-estimators-list) and task-" + R),
@@ -128,6 +131,30 @@ class TestTokenFormats:
     @pytest.mark.parametrize(("rule_id", "text"), LOOK_ALIKES)
     def test_look_alikes_are_kept(self, rule_id: str, text: str) -> None:
         """Prefixes inside words, short stubs and longer runs are not tokens."""
+        assert text == Redactor().redact_text(text)
+
+    @pytest.mark.parametrize("glue", GLUES)
+    @pytest.mark.parametrize(("rule_id", "token"), TOKENS)
+    def test_token_glued_after_a_separator_is_replaced(
+        self, rule_id: str, token: str, glue: str
+    ) -> None:
+        """A token glued after `_`, `-`, `.` or `/` (`get_ghp_…`, `x.xoxb-…`) is still replaced."""
+        assert f"call {glue}[REDACTED:{rule_id}] ok" == Redactor().redact_text(
+            f"call {glue}{token} ok"
+        )
+
+    @pytest.mark.parametrize("word", ["task", "ask", "disk"])
+    def test_refused_prefix_inside_a_word_does_not_hide_the_token_after_it(self, word: str) -> None:
+        """`task-sk-proj-…`: the `sk` inside `task` is no token and the key after it is one."""
+        token = "sk-" + "proj-" + R + "T3BlbkFJ" + R
+
+        assert f"{word}-[REDACTED:openai_key]" == Redactor().redact_text(f"{word}-{token}")
+
+    @pytest.mark.parametrize(("rule_id", "token"), TOKENS)
+    def test_token_glued_to_a_letter_or_digit_is_kept(self, rule_id: str, token: str) -> None:
+        """A prefix glued to a letter or digit (`xghp_…`, `9AKIA…`) is inside another string."""
+        text = f"ids x{token} 9{token}"
+
         assert text == Redactor().redact_text(text)
 
 

@@ -6,9 +6,10 @@ claim the same span, the earlier (more specific) one names it, so `token=ghp_…
 as `github_token`, not `key_value`.
 
 Pattern conventions (RE2, so no lookaround):
-- A token format is its whole match (group 0, see `_token`); that it starts a run (the
-  character before is not a token character) is checked in Python, since a capture group
-  would cost RE2 its fast DFA on long matches. Context rules capture the secret in groups.
+- A token format is its whole match (group 0, see `_token`), since a capture group would
+  cost RE2 its fast DFA on long matches; a prefix-identified token may follow anything but
+  a letter or digit, a boundary the pattern matches as one leading character that the
+  scanner then skips (`Spec.lead`). Context rules capture the secret in groups.
 - A token ends where its greedy character run ends; nothing after it is consumed, so two
   tokens one separator apart are both found, and the automaton never reads past the match.
 - A length that must be exact is checked in Python (`_exactly`) on a greedy run: a longer
@@ -34,8 +35,18 @@ _ALNUM = _TOKEN_CHARS[:-2]
 
 
 def _token(rule_id: str, description: str, pattern: str, trigger: str, **kw: Any) -> Spec:
-    """A token format: the whole match is the secret, and it starts a run of token chars."""
-    kw.setdefault("not_after", _TOKEN_CHARS)
+    """A token format known by its prefix: the whole match is the secret.
+
+    By default the token must not be glued to a letter or digit (`xghp_…` is some other
+    string) but may follow any other character: an identifier the model invents
+    (`get_ghp_…`, `fetch-sk-proj-…`), a host or path (`x.xoxb-…`, `keys/AKIA…`). That boundary
+    is part of the pattern (`Spec.lead`), not a check on the character before: a check would
+    let a refused match (`task-sk-…` read from the `sk` inside `task`) consume the real
+    token after it. Rules that pass `not_after` keep the older, stricter check.
+    """
+    if "not_after" not in kw:
+        pattern = rf"(?:^|[^A-Za-z0-9])(?:{pattern})"
+        kw["lead"] = True
     return Spec(rule_id, description, pattern, trigger, secret=(0,), **kw)
 
 
@@ -221,7 +232,6 @@ def token_specs() -> list[Spec]:
             r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16,}",
             r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
             check=_aws_key_id,
-            not_after=_ALNUM,
         ),
         _token(
             "aws_secret_access_key",
@@ -258,7 +268,6 @@ def token_specs() -> list[Spec]:
             r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
             r"[0-9]Q~[A-Za-z0-9_~.-]{31}",
             check=_following_is_not_token,
-            not_after=_TOKEN_CHARS + "~.",
         ),
         _token(
             "twilio_key",

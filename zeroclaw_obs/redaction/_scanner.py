@@ -70,6 +70,7 @@ Candidate = tuple[int, int, int, str]
 
 _MARKER_OR_RECEIPT = r"\[REDACTED:[a-z0-9_]{1,64}\]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}"
 _MARKER_TRIGGER = r"\[REDACTED:|zc-receipt-"
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _CLUSTER_LIMIT = 64
 """More mutually overlapping candidates than this are merged whole (keeps resolve linear)."""
 
@@ -130,6 +131,9 @@ class Spec:
     pii: bool = False
     not_after: str = ""
     """Characters that must not come right before the secret (a token starts a run)."""
+    lead: bool = False
+    """The pattern starts with `(?:^|[^A-Za-z0-9])`: a match's first character is that
+    boundary (not part of the secret) unless it is a letter or digit (the text's start)."""
     values: Mapping[str, str] | None = None
     """Two-phase matching (see `HeadValueRule`): `pattern` is a head ending where the value
     starts, its group `secret[0]` holds the opening quote, and the value's extent is the
@@ -227,8 +231,8 @@ class Rule(Protocol):
 class PatternRule:
     """A rule made of one RE2 pattern, the groups that hold the secret, and a check."""
 
-    __slots__ = ("_check", "_key", "_not_after", "_regex", "_secret", "description", "pii")
-    __slots__ += ("priority", "rule_id", "trigger")
+    __slots__ = ("_check", "_key", "_lead", "_not_after", "_regex", "_secret", "description")
+    __slots__ += ("pii", "priority", "rule_id", "trigger")
     reports = True
 
     def __init__(self, spec: Spec, priority: int) -> None:
@@ -242,6 +246,7 @@ class PatternRule:
         self._key = spec.key
         self._check = spec.check
         self._not_after = frozenset(spec.not_after)
+        self._lead = spec.lead
 
     def find(self, view: View) -> list[Candidate]:
         """Candidates for every match whose check accepts it."""
@@ -254,6 +259,8 @@ class PatternRule:
                     break
             else:
                 continue
+            if self._lead and start < end and text[start] not in _ALNUM:
+                start += 1  # the boundary before the token, not part of it
             if start == end or (start and text[start - 1] in self._not_after):
                 continue
             if (start, end) in claimed:
