@@ -347,3 +347,18 @@ class TestSecretCallIdsInATurn:
         assert expected == [e.id for e in replay.events.events if e.type == "tool_result"]
         assert expected == [e.tool_call_id for e in observer.of(ToolCallStart)]
         assert expected == [e.tool_call_id for e in observer.of(ToolCall)]
+
+
+class TestShownNameAliases:
+    def test_a_text_call_to_a_shown_name_reaches_the_real_tool(self):
+        """A text-protocol call to the name the prompt listed resolves to the real tool."""
+        real = f"t.{GITHUB}"
+        text = '<tool_call>{"name": "t.[REDACTED:github_token]", "arguments": {}}</tool_call>'
+        result = parse_response(
+            ProviderResponse(text=text),
+            tool_names={real},
+            strict=False,
+            native_provider=False,
+            aliases={"t.[REDACTED:github_token]": real},
+        )
+        assert [real] == [c.name for c in result.calls]

@@ -188,6 +188,7 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
             strict=config.strict_tool_parsing,
             native_provider=native,
             call_ids=call_ids,
+            aliases=system.aliases,
         )
         if parsed.parse_failed:
             parse_retries += 1
@@ -311,9 +312,12 @@ class _SystemPrompt:
     The message is rebuilt only when the offered tools change (after a `tool_search`
     activation), so the per-iteration cost does not grow with the history.
 
-    With a redactor (`redact_history` on) the operator's prompt and the tool descriptions are
-    redacted; tool names are not, since the text protocol's list and the deferred stubs are
-    how the model learns what it can call.
+    With a redactor (`redact_history` on) the operator's prompt, the deferred-tools section and
+    the text protocol's tool list are redacted, tool names included: a registry name that
+    holds a secret is listed under its shown form, and `aliases` maps that form back to the
+    real name, so a text-protocol model can still call the tool (native specs carry the real
+    names in the request, never in the history). Parameter schemas are listed as they are:
+    masking a property named `password` would break the schema the model reads.
     """
 
     def __init__(
@@ -322,6 +326,9 @@ class _SystemPrompt:
         base = execution.system_prompt
         self._base = redactor.redact_text(base) if redactor is not None and base else base
         self._redactor = redactor
+        self._names = execution.shown
+        self.aliases: dict[str, str] = {}
+        """Shown tool name → real name, for the tools the prompt lists under a redacted name."""
         self._text_protocol = not native
         self._signature: tuple[str, ...] | None = None
         self._index: int | None = None
@@ -335,7 +342,7 @@ class _SystemPrompt:
         if self._text_protocol:
             specs = tools.specs()
             if self._redactor is not None:
-                specs = [_shown_spec(spec, self._redactor) for spec in specs]
+                specs = [self._shown_spec(spec, self._redactor) for spec in specs]
             parts.append(build_tool_instructions(specs))
         content = "\n\n".join(parts)
         if self._index is None:
@@ -346,10 +353,12 @@ class _SystemPrompt:
         else:
             messages[self._index] = {"role": "system", "content": content}
 
-
-def _shown_spec(spec: ToolSpec, redactor: Redactor) -> ToolSpec:
-    """`spec` with its description redacted, for the system prompt of the text protocol."""
-    description = redactor.redact_text(spec.description)
-    if description == spec.description:
-        return spec
-    return ToolSpec(name=spec.name, description=description, parameters=spec.parameters)
+    def _shown_spec(self, spec: ToolSpec, redactor: Redactor) -> ToolSpec:
+        """`spec` as the text protocol's list shows it: name and description redacted."""
+        name = self._names.tool(spec.name)
+        if name != spec.name:
+            self.aliases[name] = spec.name
+        description = redactor.redact_text(spec.description)
+        if (name, description) == (spec.name, spec.description):
+            return spec
+        return ToolSpec(name=name, description=description, parameters=spec.parameters)

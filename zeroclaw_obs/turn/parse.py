@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +150,7 @@ def parse_response(
     strict: bool,
     native_provider: bool = True,
     call_ids: CallIds | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> ParseResult:
     """Normalise one provider response into calls.
 
@@ -161,6 +163,8 @@ def parse_response(
             native providers only: a text-protocol provider is taught the tags in its system
             prompt, so its tags are always parsed.
         call_ids: the turn's ids (`CallIds`); None keeps provider ids as they are (tests).
+        aliases: shown name → real name of tools the text protocol's prompt lists under a
+            redacted name; a text call to a shown name becomes a call to the real tool.
     """
     assign = call_ids.assign if call_ids is not None else (lambda raw: raw or _new_id())
     if response.tool_calls:
@@ -171,10 +175,16 @@ def parse_response(
         return ParseResult(calls=calls, text=response.text, native=True)
     if (strict and native_provider) or not response.text:
         return ParseResult(text=response.text, native=True)
+    if aliases:
+        tool_names = tool_names | aliases.keys()
     parsed: TextParse = parse_text_tool_calls(response.text, tool_names)
     if is_parse_failure(parsed):
         return ParseResult(text=response.text, native=False, parse_failed=True)
     if not parsed.calls:
         return ParseResult(text=response.text, native=True)
-    calls = [ParsedToolCall(c.name, dict(c.arguments), assign(None)) for c in parsed.calls]
+    real = aliases or {}
+    calls = [
+        ParsedToolCall(real.get(c.name, c.name), dict(c.arguments), assign(None))
+        for c in parsed.calls
+    ]
     return ParseResult(calls=calls, text=response.text, native=False)

@@ -179,21 +179,15 @@ class EffectiveTools:
     def prompt_section(self, redactor: Redactor | None = None) -> str | None:
         """The system-prompt section listing deferred stubs, or None when there are none.
 
-        With `redactor` (history redaction on) each stub's description is redacted, computed
-        once per turn; the names stay as they are, since the model activates tools by them.
+        With `redactor` (history redaction on) the section is redacted, once per turn: the
+        descriptions are operator texts, and a stub whose name holds a secret is listed under
+        its redacted name (it cannot then be activated by name; naming a tool with a secret
+        is the operator's mistake, and showing the secret would be ours).
         """
         if redactor is None or self._prompt_section is None:
             return self._prompt_section
         if self._shown_section is None:
-            stubs = (
-                DeferredStub(
-                    name=stub.name,
-                    description=redactor.redact_text(stub.description),
-                    tool=stub.tool,
-                )
-                for stub in self._catalog
-            )
-            self._shown_section = deferred_prompt_section(stubs) or None
+            self._shown_section = redactor.redact_text(self._prompt_section)
         return self._shown_section
 
     def resolve(self, name: str) -> Resolution:
