@@ -202,6 +202,12 @@ class TestActivatedToolSet:
 
 
 class TestToolSearchTool:
+    def test_is_read_only(self) -> None:
+        """`tool_search` only changes the turn's tool set, so it is read-only."""
+        tool, _ = search_tool()
+
+        assert tool.read_only
+
     def test_schema(self) -> None:
         """`tool_search` types `query` as a string with no minimum length; `max_results` is 5."""
         tool, _ = search_tool()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zeroclaw_obs.tools.base import ArgumentError, Provenance, ToolResult, tool
-from zeroclaw_obs.tools.mcp import McpServer, McpToolWrapper
+from zeroclaw_obs.tools.mcp import McpServer, McpToolWrapper, read_only_hint
 
 
 @tool
@@ -63,6 +63,42 @@ class TestMcpToolWrapper:
 
         assert "wx" == wrapper.server
         assert forecast is wrapper.wrapped
+
+
+class TestReadOnly:
+    @pytest.mark.parametrize(
+        ("annotations", "expected"),
+        [
+            ({"readOnlyHint": True}, True),
+            ({"readOnlyHint": True, "destructiveHint": True}, True),
+            ({"readOnlyHint": False}, False),
+            ({"readOnlyHint": "true"}, False),
+            ({"readOnlyHint": 1}, False),
+            ({"destructiveHint": False}, False),
+            ({}, False),
+            (None, False),
+        ],
+    )
+    def test_only_a_boolean_true_read_only_hint_counts(self, annotations, expected) -> None:
+        """`readOnlyHint: true` declares an MCP tool read-only; nothing else does."""
+        assert expected == read_only_hint(annotations)
+        assert expected == McpToolWrapper("wx", forecast, annotations=annotations).read_only
+
+    def test_annotations_come_from_the_wrapped_tool(self) -> None:
+        """Without explicit annotations the wrapper reads the wrapped tool's `annotations`."""
+        remote = tool(forecast.function, name="remote")
+        remote.annotations = {"readOnlyHint": True}  # type: ignore[attr-defined]
+
+        wrapper = McpToolWrapper("wx", remote)
+
+        assert ({"readOnlyHint": True}, True) == (wrapper.annotations, wrapper.read_only)
+
+    def test_a_read_only_wrapped_tool_stays_read_only(self) -> None:
+        """A wrapped tool that declares `read_only` keeps it behind the wrapper."""
+        lookup = tool(forecast.function, name="lookup", read_only=True)
+
+        assert McpToolWrapper("wx", lookup).read_only
+        assert not McpToolWrapper("wx", forecast).read_only
 
 
 class TestMcpServer:

@@ -6,14 +6,42 @@ import asyncio
 import random
 
 import pytest
+from pydantic import Field
 
 from zeroclaw_obs.scenario import ScenarioTool
 from zeroclaw_obs.tools.base import ToolResult
 from zeroclaw_obs.tools.scripted import ScriptedTool, ScriptedToolError
 
 
+class DeclaredTool(ScenarioTool):
+    """A scenario tool with the declarations a scenario file may carry."""
+
+    read_only: bool = False
+    annotations: dict = Field(default_factory=dict)
+
+
 def make(*rules: dict) -> ScriptedTool:
     return ScriptedTool(ScenarioTool(name="t", responses=list(rules)))
+
+
+class TestReadOnly:
+    @pytest.mark.parametrize(
+        ("declared", "expected"),
+        [
+            ({"read_only": True}, True),
+            ({"annotations": {"readOnlyHint": True}}, True),
+            ({"annotations": {"readOnlyHint": False}}, False),
+            ({}, False),
+        ],
+    )
+    def test_declarations(self, declared: dict, expected: bool):
+        """`read_only: true` or `annotations: {readOnlyHint: true}` make a scripted tool
+        read-only; nothing else does."""
+        assert expected == ScriptedTool(DeclaredTool(name="t", **declared)).read_only
+
+    def test_a_scenario_tool_without_declarations_is_not_read_only(self):
+        """A tool whose scenario entry declares nothing is not read-only."""
+        assert (False, {}) == (make().read_only, make().annotations)
 
 
 class TestScriptedTool:

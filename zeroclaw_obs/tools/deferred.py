@@ -224,7 +224,9 @@ class ToolSearchTool(Tool):
     reports names that are not in the catalog. Any other query is a keyword search
     (`DeferredCatalog.search`) capped at `max_results` (default 5; values below 1 mean 1).
     An empty or blank query fails with `query parameter is required`; the schema deliberately
-    has no minimum length, so the model reads that message rather than a schema error.
+    has no minimum length, so the model reads that message rather than a schema error. It is
+    read-only: it changes which tools the turn offers, never anything outside the turn, so
+    deferred tools stay discoverable under `autonomy: read_only`.
 
     Args:
         catalog: the turn's deferred stubs.
@@ -238,6 +240,7 @@ class ToolSearchTool(Tool):
         "Activated tools can be called from the next step."
     )
     provenance = Provenance.NATIVE
+    read_only = True
 
     def __init__(self, catalog: DeferredCatalog, activated: ActivatedToolSet) -> None:
         self.catalog = catalog

@@ -10,18 +10,38 @@ The seam: an `McpServer` is given `Tool` objects. Here they are in-process tools
 scenario tools, test tools); a real MCP client session plugs in by providing one `Tool` per
 remote tool whose `execute` calls the session. Nothing else in the engine changes.
 
+A server's tool annotations (MCP `ToolAnnotations`: `readOnlyHint`, `destructiveHint`, …) are
+kept on the wrapper. `readOnlyHint: true` makes the wrapper `read_only`, so it may run under
+`autonomy: read_only`; any other value, or none, leaves it not read-only. Annotations are the
+server's own claim: an operator who does not trust a server's hints should not connect it to
+a read-only agent.
+
 Risky part: the `__` separator is what short-name resolution (`ActivatedToolSet`) and filter
 patterns such as `srv__*` rely on, so the wrapper name is always exactly `f"{server}__{name}"`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .base import ArgumentError, Provenance, Tool, ToolResult
 
-__all__ = ["McpServer", "McpToolWrapper"]
+__all__ = ["McpServer", "McpToolWrapper", "read_only_hint"]
+
+
+def read_only_hint(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether MCP tool annotations declare the tool read-only.
+
+    Args:
+        annotations: the tool's `annotations` as the server listed them, or None.
+
+    Returns:
+        True only for `readOnlyHint` set to the boolean `true`; a string, a number or a
+        missing hint is not a declaration.
+    """
+    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
 
 
 class McpToolWrapper(Tool):
@@ -30,6 +50,8 @@ class McpToolWrapper(Tool):
     Args:
         server: the MCP server's name.
         tool: the tool as the server describes it; everything but the name is delegated to it.
+        annotations: the tool's MCP annotations as the server listed them; when None, the
+            wrapped tool's own `annotations` attribute, if it has one.
 
     Raises:
         ValueError: `server` is blank.
@@ -37,7 +59,9 @@ class McpToolWrapper(Tool):
 
     provenance = Provenance.EXTENSION
 
-    def __init__(self, server: str, tool: Tool) -> None:
+    def __init__(
+        self, server: str, tool: Tool, *, annotations: Mapping[str, Any] | None = None
+    ) -> None:
         if not server.strip():
             raise ValueError("MCP server name must not be blank")
         self.server = server
@@ -46,6 +70,11 @@ class McpToolWrapper(Tool):
         """The tool as the server names it; calls are delegated to it."""
         self.name = f"{server}__{tool.name}"
         self.description = tool.description
+        if annotations is None:
+            annotations = getattr(tool, "annotations", None)
+        self.annotations: Mapping[str, Any] = dict(annotations or {})
+        """The server's annotations of this tool (empty when it sent none)."""
+        self.read_only = tool.read_only or read_only_hint(self.annotations)
 
     def parameters_schema(self) -> dict[str, Any]:
         return self.wrapped.parameters_schema()

@@ -7,6 +7,10 @@ raise, or hang (until the per-tool timeout or cancellation ends it), after an op
 `delay_ms`, plus up to `jitter_ms` more drawn uniformly for each call, so a replayed scenario
 spreads its tool latencies the way real tools do. The draw uses the tool's own generator, never
 the process-wide `random` state.
+
+A scripted tool is `read_only` when its scenario entry says `read_only: true` or carries the MCP
+annotation `readOnlyHint: true` (`annotations: {readOnlyHint: true}`, kept on the tool for the
+MCP wrapper); otherwise it is not.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from ..scenario import ScenarioTool
 from .base import Provenance, Tool, ToolResult
+from .mcp import read_only_hint
 
 __all__ = ["ScriptedTool", "ScriptedToolError"]
 
@@ -49,6 +54,12 @@ class ScriptedTool(Tool):
         self._schema = spec.parameters
         self._rules = spec.responses
         self._rng = rng
+        # Read with defaults: a scenario model without these fields declares nothing.
+        self.annotations: dict[str, Any] = dict(getattr(spec, "annotations", None) or {})
+        """The MCP annotations the scenario gives this tool (empty when none)."""
+        self.read_only = bool(getattr(spec, "read_only", False)) or read_only_hint(
+            self.annotations
+        )
 
     def parameters_schema(self) -> dict[str, Any]:
         return self._schema
