@@ -22,6 +22,7 @@ from zeroclaw_obs.approval import (
     Requirement,
     SurfaceAnswer,
     TerminalPrompter,
+    read_only_denial_text,
     runtime_denial_text,
 )
 from zeroclaw_obs.approval import audit as audit_module
@@ -63,6 +64,10 @@ def backchannel(answer: SurfaceAnswer | None) -> Backchannel:
     return Backchannel(operator, timeout_s=1)
 
 
+READ_ONLY_DENIAL_SHELL = (
+    "Tool call not executed: 'shell' is not read-only and autonomy is read_only."
+)
+
 RUNTIME_DENIAL = ApprovalOutcome(
     approved=False,
     decision=Decision.NO,
@@ -78,6 +83,11 @@ class TestRuntimeDenialText:
         """The runtime denial is LIFECYCLE's exact `Tool call not executed: '{tool}' …` text."""
         assert RUNTIME_DENIAL_SHELL == runtime_denial_text("shell")
 
+    def test_read_only_denial_text(self) -> None:
+        """A call denied under autonomy `read_only` reads `Tool call not executed: '{tool}' is
+        not read-only and autonomy is read_only.`."""
+        assert READ_ONLY_DENIAL_SHELL == read_only_denial_text("shell")
+
     def test_user_denial_text(self) -> None:
         """An operator's No reads exactly `Denied by user.`."""
         assert "Denied by user." == DENIED_BY_USER
@@ -90,11 +100,25 @@ class TestApprovalManagerRequirement:
 
         assert Requirement.APPROVED == manager.requirement("shell")
 
-    def test_read_only_requires_nothing(self) -> None:
-        """Autonomy `read_only` needs no approval, even for a tool in `always_ask`."""
-        manager = ApprovalManager(config(autonomy="read_only", always_ask=["shell"]))
+    def test_read_only_tool_requires_nothing_under_read_only(self) -> None:
+        """Under autonomy `read_only` a read-only tool needs no approval, even in `always_ask`."""
+        manager = ApprovalManager(config(autonomy="read_only", always_ask=["lookup"]))
 
-        assert Requirement.NOT_REQUIRED == manager.requirement("shell")
+        assert Requirement.NOT_REQUIRED == manager.requirement("lookup", read_only=True)
+
+    @pytest.mark.parametrize("tool", ["shell", "write_file", "tool_search"])
+    def test_other_tools_go_to_decide_under_read_only(self, tool: str) -> None:
+        """Under autonomy `read_only` a tool not declared read-only is never approved by a
+        rule, `auto_approve: ["*"]` included: `decide` denies it."""
+        manager = ApprovalManager(config(autonomy="read_only", auto_approve=["*"]))
+
+        assert Requirement.PROMPT == manager.requirement(tool)
+
+    def test_read_only_declaration_changes_nothing_elsewhere(self) -> None:
+        """Outside autonomy `read_only`, a read-only tool follows the usual rules."""
+        manager = ApprovalManager(config())
+
+        assert Requirement.PROMPT == manager.requirement("lookup", read_only=True)
 
     @pytest.mark.parametrize("always_ask", [["shell"], ["*"]])
     def test_always_ask_prompts_before_auto_approve(self, always_ask: list[str]) -> None:
@@ -185,6 +209,32 @@ class TestApprovalManager:
             ApprovalOutcome(False, Decision.REPLACE, "scenario", "scenario", replacement="42"),
             RUNTIME_DENIAL,
         ] == outcomes
+
+    async def test_read_only_denies_by_policy_without_asking(self) -> None:
+        """Under autonomy `read_only`, `decide` denies with the read-only text, audited as a
+        runtime denial, and asks no surface: the scripted answer and the terminal stay unused."""
+        manager = ApprovalManager(
+            config(autonomy="read_only", answers=["yes"]), terminal=terminal("y\n")
+        )
+
+        outcome = await manager.decide(request())
+
+        assert ApprovalOutcome(
+            approved=False,
+            decision=Decision.NO,
+            surface="runtime",
+            decided_by="runtime-policy",
+            slot_text=READ_ONLY_DENIAL_SHELL,
+            runtime_denied=True,
+        ) == outcome
+        [entry] = manager.audit.entries
+        assert ("shell", "no", "runtime", "runtime-policy") == (
+            entry.tool,
+            entry.decision,
+            entry.surface,
+            entry.decided_by,
+        )
+        assert 1 == manager._scripted.remaining
 
     async def test_replacement_is_sanitised(self) -> None:
         """A replacement loses its control characters but keeps `\\n \\r \\t`."""

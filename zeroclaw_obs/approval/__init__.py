@@ -10,17 +10,21 @@ from __future__ import annotations
 from .audit import AUDIT_DECISIONS, AUDIT_SURFACES, AuditEntry, AuditLog, rfc3339_utc
 from .manager import (
     DENIED_BY_USER,
+    READ_ONLY_DENIAL_TEMPLATE,
     RUNTIME_DENIAL_TEMPLATE,
     RUNTIME_POLICY,
     ApprovalManager,
     ApprovalOutcome,
     ApprovalRequest,
     Requirement,
+    read_only_denial_text,
     runtime_denial_text,
 )
 from .surfaces import (
     MAX_REPLACEMENT_BYTES,
     PROMPT_TEMPLATE,
+    PROMPT_WIDTH,
+    REST_DISPLAY_LIMIT,
     Backchannel,
     BackchannelCallback,
     Decision,
@@ -28,6 +32,7 @@ from .surfaces import (
     Surface,
     SurfaceAnswer,
     TerminalPrompter,
+    describe_request,
     sanitize_replacement,
 )
 
@@ -37,6 +42,9 @@ __all__ = [
     "DENIED_BY_USER",
     "MAX_REPLACEMENT_BYTES",
     "PROMPT_TEMPLATE",
+    "PROMPT_WIDTH",
+    "READ_ONLY_DENIAL_TEMPLATE",
+    "REST_DISPLAY_LIMIT",
     "RUNTIME_DENIAL_TEMPLATE",
     "RUNTIME_POLICY",
     "ApprovalManager",
@@ -52,6 +60,8 @@ __all__ = [
     "Surface",
     "SurfaceAnswer",
     "TerminalPrompter",
+    "describe_request",
+    "read_only_denial_text",
     "rfc3339_utc",
     "runtime_denial_text",
     "sanitize_replacement",

@@ -11,6 +11,12 @@ mode; then, by mode, the terminal (`interactive`, only on a real TTY), the back-
 denies the call by policy (surface `runtime`, decided by `runtime-policy`) with the exact
 runtime-denial text, which tells the model that no user said No.
 
+`autonomy: read_only` means read-only: a tool that declares `read_only` (a `Tool.read_only`
+attribute, an MCP `readOnlyHint: true`) runs with no prompt, and every other call is denied by
+policy with the read-only denial text, audited like any runtime denial. `requirement` reports
+such a call as `PROMPT` and `decide` denies it without asking any surface, so a caller that
+only checks for `PROMPT` still cannot run it, and no scripted answer is consumed.
+
 Choice: in `interactive` mode with no scripted answer left and no TTY (or no terminal
 configured), the runtime denies rather than reading a pipe or treating silence as the user's
 No, because nobody was asked.
@@ -24,9 +30,11 @@ nothing to audit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from ..config import ApprovalAutonomy, ApprovalConfig, ApprovalMode
 from .audit import AuditEntry, AuditLog, rfc3339_utc
@@ -41,12 +49,14 @@ from .surfaces import (
 
 __all__ = [
     "DENIED_BY_USER",
+    "READ_ONLY_DENIAL_TEMPLATE",
     "RUNTIME_DENIAL_TEMPLATE",
     "RUNTIME_POLICY",
     "ApprovalManager",
     "ApprovalOutcome",
     "ApprovalRequest",
     "Requirement",
+    "read_only_denial_text",
     "runtime_denial_text",
 ]
 
@@ -62,6 +72,11 @@ RUNTIME_DENIAL_TEMPLATE = (
 RUNTIME_POLICY = "runtime-policy"
 """The `decided_by` of a runtime denial."""
 
+READ_ONLY_DENIAL_TEMPLATE = (
+    "Tool call not executed: '{tool}' is not read-only and autonomy is read_only."
+)
+"""The slot text of a call denied because autonomy is `read_only`, exact."""
+
 
 def runtime_denial_text(tool: str) -> str:
     """The model-visible text of a runtime denial for `tool`.
@@ -75,6 +90,18 @@ def runtime_denial_text(tool: str) -> str:
     return RUNTIME_DENIAL_TEMPLATE.format(tool=tool)
 
 
+def read_only_denial_text(tool: str) -> str:
+    """The model-visible text of a call denied because autonomy is `read_only`.
+
+    Args:
+        tool: the tool name, quoted as the model called it.
+
+    Returns:
+        `READ_ONLY_DENIAL_TEMPLATE` filled in.
+    """
+    return READ_ONLY_DENIAL_TEMPLATE.format(tool=tool)
+
+
 class Requirement(StrEnum):
     """What a tool call needs before it may run."""
 
@@ -82,10 +109,12 @@ class Requirement(StrEnum):
     """Approved by policy (autonomy `full`, `auto_approve`, session allowlist); not audited."""
 
     NOT_REQUIRED = "not_required"
-    """No approval applies (autonomy `read_only`, non-interactive shell when allowed)."""
+    """No approval applies (a read-only tool under autonomy `read_only`, non-interactive shell
+    when allowed)."""
 
     PROMPT = "prompt"
-    """Someone must decide: call `ApprovalManager.decide`."""
+    """Someone must decide: call `ApprovalManager.decide` (which denies by policy a tool that
+    is not read-only under autonomy `read_only`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +125,22 @@ class ApprovalRequest:
     """The tool name after preparation hooks."""
 
     arguments_summary: str
-    """The arguments as shown to the operator and audited; the caller redacts them."""
+    """The complete arguments as one JSON object, deciding arguments first: what the audit
+    entry records and a back-channel operator reads. The caller redacts them; never cut."""
 
     turn_id: str
     """The turn the call belongs to."""
 
     tool_call_id: str
     """The call id the model gave."""
+
+    arguments: Mapping[str, Any] | None = None
+    """The same redacted arguments as a mapping in display order (`primary` first), for a
+    surface that renders them one by one (the terminal); None when only the summary is known."""
+
+    primary: tuple[str, ...] = ()
+    """The keys of `arguments` that decide the call (`command` for `shell`); a surface shows
+    them first and whole, never shortened."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,16 +225,19 @@ class ApprovalManager:
         """A snapshot of the tools answered `always` in this session (in memory only)."""
         return frozenset(self._allowlist)
 
-    def requirement(self, tool: str) -> Requirement:
+    def requirement(self, tool: str, *, read_only: bool = False) -> Requirement:
         """What a call to `tool` needs; the first matching rule of LIFECYCLE §5 wins.
 
-        The rules, in order: autonomy `full` → approved; `read_only` → not required;
-        `always_ask` has the tool or `*` → prompt; non-interactive `shell` with
+        The rules, in order: autonomy `full` → approved; `read_only` → not required for a
+        read-only tool, else prompt (and `decide` denies it by policy); `always_ask` has the
+        tool or `*` → prompt; non-interactive `shell` with
         `non_interactive_shell_requires_approval` off → not required; `auto_approve` has the
         tool or `*` → approved; the session allowlist has the tool → approved; else prompt.
 
         Args:
             tool: the tool name, matched exactly.
+            read_only: the resolved tool declares itself read-only (`Tool.read_only`). Left
+                out, the tool counts as not read-only: the safe side.
 
         Returns:
             The requirement.
@@ -205,7 +246,7 @@ class ApprovalManager:
         if config.autonomy is ApprovalAutonomy.FULL:
             return Requirement.APPROVED
         if config.autonomy is ApprovalAutonomy.READ_ONLY:
-            return Requirement.NOT_REQUIRED
+            return Requirement.NOT_REQUIRED if read_only else Requirement.PROMPT
         if tool in config.always_ask or "*" in config.always_ask:
             return Requirement.PROMPT
         if (
@@ -223,10 +264,11 @@ class ApprovalManager:
     async def decide(self, request: ApprovalRequest) -> ApprovalOutcome:
         """Get a decision for a prompt-required call, apply it and audit it.
 
-        Call it only when `requirement` returned `PROMPT`. An `always` answer adds the tool to
-        the session allowlist; a `replace` answer's text is sanitised with
-        `sanitize_replacement`. Every outcome, runtime denials included, is appended to the
-        audit log.
+        Call it only when `requirement` returned `PROMPT`. Under autonomy `read_only` nobody
+        is asked: the call is denied by policy with `read_only_denial_text`. An `always`
+        answer adds the tool to the session allowlist; a `replace` answer's text is sanitised
+        with `sanitize_replacement`. Every outcome, runtime denials included, is appended to
+        the audit log.
 
         Args:
             request: the call, with its arguments already redacted.
@@ -234,10 +276,16 @@ class ApprovalManager:
         Returns:
             The outcome for the approval gate.
         """
-        answer = await self._scripted.ask(request)
-        if answer is None:
-            answer = await self._ask_mode_surface(request)
-        outcome = self._runtime_denial(request) if answer is None else self._apply(request, answer)
+        if self._config.autonomy is ApprovalAutonomy.READ_ONLY:
+            outcome = self._runtime_denial(read_only_denial_text(request.tool))
+        else:
+            answer = await self._scripted.ask(request)
+            if answer is None:
+                answer = await self._ask_mode_surface(request)
+            if answer is None:
+                outcome = self._runtime_denial(runtime_denial_text(request.tool))
+            else:
+                outcome = self._apply(request, answer)
         self._record(request, outcome)
         return outcome
 
@@ -273,13 +321,13 @@ class ApprovalManager:
         )
 
     @staticmethod
-    def _runtime_denial(request: ApprovalRequest) -> ApprovalOutcome:
+    def _runtime_denial(slot_text: str) -> ApprovalOutcome:
         return ApprovalOutcome(
             approved=False,
             decision=Decision.NO,
             surface="runtime",
             decided_by=RUNTIME_POLICY,
-            slot_text=runtime_denial_text(request.tool),
+            slot_text=slot_text,
             runtime_denied=True,
         )
 

@@ -6,10 +6,20 @@ a `SurfaceAnswer` or `None`, meaning "no decision available"; turning `None` int
 denial, the allowlist and the audit entry is `ApprovalManager`'s job, not a surface's. This module
 also owns `sanitize_replacement`, the one cleaning step for deny-with-edit text.
 
+What the terminal shows (`describe_request`): the tool, then one argument per line, the
+arguments that decide the call first (`request.primary`, e.g. `command` for `shell`), each whole
+and never wrapped or shortened, so the operator reads and can copy exactly what will run (a
+wrapped line would add breaks that cannot be told from the command's own text; the terminal
+wraps a long line by itself). The other arguments follow, shortest first, each wrapped at
+`PROMPT_WIDTH` columns. Choice: together they are bounded to `REST_DISPLAY_LIMIT` characters
+with an explicit marker, so a model cannot flood the screen and scroll the deciding argument out
+of view; the audit entry and a back-channel operator still get every argument complete.
+
 Risky parts:
-- The terminal prompt prints model-chosen text (the tool name and the argument summary) to the
-  operator's terminal. The summary is redacted by the caller; control characters and bidi
-  overrides are escaped here too, so a model cannot hide or forge text with escape sequences.
+- The terminal prompt prints model-chosen text (the tool name and the arguments) to the
+  operator's terminal. The arguments are redacted by the caller; control characters, line
+  breaks, bidi controls and lone surrogates are escaped here too, so a model cannot hide or
+  forge text with escape sequences, or fake a line of the prompt.
 - `TerminalPrompter` reads a line in a worker thread so the event loop keeps running. A thread
   blocked in `readline` cannot be interrupted: cancelling the waiting task returns at once, but
   the thread stays parked until the line arrives or stdin closes.
@@ -22,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import json
 import logging
 import re
 import sys
@@ -30,8 +41,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from .._terminal import printable
 from ..config import ApprovalAnswer, ReplaceWith
 
 if TYPE_CHECKING:
@@ -40,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_REPLACEMENT_BYTES",
     "PROMPT_TEMPLATE",
+    "PROMPT_WIDTH",
+    "REST_DISPLAY_LIMIT",
     "Backchannel",
     "BackchannelCallback",
     "Decision",
@@ -47,6 +61,7 @@ __all__ = [
     "Surface",
     "SurfaceAnswer",
     "TerminalPrompter",
+    "describe_request",
     "sanitize_replacement",
 ]
 
@@ -58,13 +73,16 @@ MAX_REPLACEMENT_BYTES = 65536
 PROMPT_TEMPLATE = "[Y]es / [N]o / [A]lways for {tool}: "
 """The interactive prompt, exact (LIFECYCLE §5)."""
 
+PROMPT_WIDTH = 100
+"""The column at which the terminal wraps an argument that does not decide the call."""
+
+REST_DISPLAY_LIMIT = 2000
+"""The most characters of the arguments that do not decide the call the terminal prints."""
+
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (C0, DEL, C1); \t \n \r stay.
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # A lone surrogate (a JSON "\ud800" decodes to one) cannot be encoded as UTF-8 at all.
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
-# What the terminal must not interpret: every Cc character, line breaks included, plus the
-# bidi embeddings, overrides and isolates that can reorder what the operator reads.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 class Decision(StrEnum):
@@ -145,9 +163,71 @@ def sanitize_replacement(text: str) -> str:
     return encoded[:MAX_REPLACEMENT_BYTES].decode("utf-8", errors="ignore")
 
 
-def _printable(text: str) -> str:
-    """`text` with terminal controls, line breaks and bidi overrides shown as escapes."""
-    return _UNPRINTABLE.sub(lambda match: ascii(match.group())[1:-1], text)
+def _shown(value: Any) -> str:
+    """An argument value as the operator reads it: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _wrapped(line: str, width: int) -> list[str]:
+    """`line` indented by two, cut every `width` columns; continuation lines indented by four.
+
+    Every character is kept: the pieces joined again are `line`.
+    """
+    first, rest = width - 2, width - 4
+    pieces = [f"  {line[:first]}"]
+    pieces.extend(f"    {line[i : i + rest]}" for i in range(first, len(line), rest))
+    return pieces
+
+
+def describe_request(request: ApprovalRequest, *, width: int = PROMPT_WIDTH) -> str:
+    """The text the terminal prints above the prompt: the tool and its arguments.
+
+    The arguments that decide the call (`request.primary`) come first, one per line, whole and
+    unwrapped. The others follow shortest first, wrapped at `width` columns, and together
+    bounded to `REST_DISPLAY_LIMIT` characters, with a marker saying how much is not shown. A
+    request that carries only `arguments_summary` shows it whole on the tool's line. Every
+    model-chosen text is escaped (`_terminal.printable`).
+
+    Args:
+        request: the call; its arguments are already redacted.
+        width: the column at which the non-deciding arguments wrap.
+
+    Returns:
+        One or more lines, each ending with a line break.
+    """
+    tool = printable(request.tool)
+    arguments = request.arguments
+    if arguments is None:
+        return f"Approval required: {tool} {printable(request.arguments_summary)}\n"
+    if not arguments:
+        return f"Approval required: {tool} (no arguments)\n"
+    lines = [f"Approval required: {tool}"]
+    primary = [key for key in request.primary if key in arguments]
+    for key in primary:
+        lines.append(f"  {printable(str(key))}: {printable(_shown(arguments[key]))}")
+    rest = sorted(
+        (
+            f"{printable(str(key))}: {printable(_shown(value))}"
+            for key, value in arguments.items()
+            if key not in primary
+        ),
+        key=len,
+    )
+    budget = REST_DISPLAY_LIMIT
+    for index, line in enumerate(rest):
+        if budget <= 0:
+            lines.append(
+                f"  [... {len(rest) - index} more arguments not shown;"
+                " the audit entry records them all]"
+            )
+            break
+        if len(line) > budget:
+            line = f"{line[:budget]} [... {len(line) - budget} more characters not shown]"
+        budget -= len(line)
+        lines.extend(_wrapped(line, width))
+    return "\n".join(lines) + "\n"
 
 
 class ScriptedAnswers:
@@ -255,12 +335,9 @@ class TerminalPrompter:
         Returns:
             The operator's answer with surface `cli`; never `None` (a failed read is No).
         """
-        tool = _printable(request.tool)
+        tool = printable(request.tool)
         async with self._lock:
-            self._write(
-                f"Approval required: {tool} {_printable(request.arguments_summary)}\n"
-                + PROMPT_TEMPLATE.format(tool=tool)
-            )
+            self._write(describe_request(request) + PROMPT_TEMPLATE.format(tool=tool))
             line = await self._read_line()
         return SurfaceAnswer(self._parse(line), "cli", self.decided_by)
 

@@ -3,22 +3,57 @@
 The gate owns the time a human spends deciding, so that wait is reported as its own
 `ApprovalDecision` event (the `await_approval` span) and never counts as tool latency. The
 decision itself, the session allowlist and the audit entry belong to `approval/`.
+
+The gate also decides what the operator is shown: the call's arguments, already redacted by the
+caller, complete and with the arguments that decide the call first. Which arguments those are
+comes from `PRIMARY_ARGUMENTS` (known tools such as `shell` → `command`), else from the tool
+schema's `required` list; the rest follow in key order. The same order is used for the
+`arguments_summary` JSON that the audit entry records and a back-channel operator reads, and
+for the `arguments` a terminal renders one per line.
+
+Risky part: nothing here may cut an argument. A summary cut at a fixed length let a long
+model-added key (sorted first) push `command` out of view, so an operator approved a
+`curl … | sh` it never saw. The summary is therefore complete, whatever its size; only the
+terminal bounds how much of the non-deciding rest it prints, with an explicit marker
+(`approval/surfaces.py`), and never the deciding arguments.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..approval import ApprovalManager, ApprovalOutcome, ApprovalRequest, Decision
 from ..observability.events import ApprovalDecision, ObserverEvent
 from .context import TurnState
 
-__all__ = ["GateVerdict", "ask_approval", "summarize_arguments"]
+__all__ = [
+    "PRIMARY_ARGUMENTS",
+    "GateVerdict",
+    "ask_approval",
+    "order_arguments",
+    "primary_arguments",
+    "summarize_arguments",
+]
 
-SUMMARY_LIMIT = 200
+PRIMARY_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
+    "shell": ("command",),
+    "schedule": ("command", "action"),
+    "cron_add": ("command", "prompt", "schedule"),
+    "cron_update": ("job_id", "patch"),
+    "cron_run": ("job_id",),
+    "file_write": ("path", "content"),
+    "file_edit": ("path", "old_string", "new_string"),
+    "http_request": ("url", "method"),
+    "web_fetch": ("url",),
+    "browser_open": ("url",),
+    "git_operations": ("operation",),
+}
+"""The arguments that decide a call of a known tool, shown first in this order (ZeroClaw's
+names). An MCP wrapper `server__tool` is looked up by its full name, then by `tool`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +64,74 @@ class GateVerdict:
     outcome: ApprovalOutcome
 
 
-def summarize_arguments(redacted_arguments: object) -> str:
-    """A one-line summary of already-redacted arguments for prompts and audit entries."""
-    text = json.dumps(redacted_arguments, ensure_ascii=False, default=str, sort_keys=True)
-    if len(text) > SUMMARY_LIMIT:
-        text = text[: SUMMARY_LIMIT - 1] + "…"
-    return text
+def primary_arguments(tool: str, schema: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The names of the arguments that decide a call of `tool`, in the order they are shown.
+
+    Args:
+        tool: the resolved tool name.
+        schema: the tool's JSON schema; its `required` list is used for a tool that
+            `PRIMARY_ARGUMENTS` does not know.
+
+    Returns:
+        The names, possibly empty; arguments a call does not carry are simply skipped later.
+    """
+    known = PRIMARY_ARGUMENTS.get(tool)
+    if known is None and "__" in tool:
+        known = PRIMARY_ARGUMENTS.get(tool.rsplit("__", 1)[1])
+    if known is not None:
+        return known
+    required = schema.get("required") if isinstance(schema, Mapping) else None
+    if not isinstance(required, list):
+        return ()
+    return tuple(dict.fromkeys(name for name in required if isinstance(name, str)))
+
+
+def order_arguments(
+    redacted_arguments: Mapping[str, Any], primary: tuple[str, ...]
+) -> dict[str, Any]:
+    """The arguments with the `primary` ones first (in that order), then the rest by key.
+
+    Args:
+        redacted_arguments: the arguments after redaction.
+        primary: the deciding argument names, from `primary_arguments`.
+
+    Returns:
+        A new dict holding every argument, none shortened.
+    """
+    ordered = {name: redacted_arguments[name] for name in primary if name in redacted_arguments}
+    rest = sorted((key for key in redacted_arguments if key not in ordered), key=str)
+    ordered.update((key, redacted_arguments[key]) for key in rest)
+    return ordered
+
+
+def summarize_arguments(
+    redacted_arguments: object,
+    *,
+    tool: str = "",
+    schema: Mapping[str, Any] | None = None,
+) -> str:
+    """The complete, already-redacted arguments as one JSON object, deciding arguments first.
+
+    This is what the audit entry records and a back-channel operator reads. It is never cut.
+
+    Args:
+        redacted_arguments: the arguments after redaction (a dict; anything else is dumped
+            as it is).
+        tool: the resolved tool name, which picks the deciding arguments.
+        schema: the tool's JSON schema, for a tool `PRIMARY_ARGUMENTS` does not know.
+
+    Returns:
+        JSON text with non-ASCII characters kept.
+    """
+    if isinstance(redacted_arguments, Mapping):
+        redacted_arguments = order_arguments(
+            redacted_arguments, primary_arguments(tool, schema)
+        )
+    return _to_json(redacted_arguments)
+
+
+def _to_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 async def ask_approval(
@@ -45,6 +142,7 @@ async def ask_approval(
     call_id: str,
     redacted_arguments: object,
     emit: Callable[[ObserverEvent], None],
+    schema: Mapping[str, Any] | None = None,
 ) -> GateVerdict:
     """Ask for a decision and report the wait.
 
@@ -55,15 +153,23 @@ async def ask_approval(
         call_id: the call's correlation id.
         redacted_arguments: the arguments after redaction; raw arguments never reach a prompt.
         emit: the observer's `on_event`.
+        schema: the tool's JSON schema; its `required` arguments are shown first for a tool
+            `PRIMARY_ARGUMENTS` does not know.
 
     Raises:
         asyncio.CancelledError: the turn was cancelled while waiting.
     """
+    primary = primary_arguments(tool, schema)
+    arguments: dict[str, Any] | None = None
+    if isinstance(redacted_arguments, Mapping):
+        arguments = order_arguments(redacted_arguments, primary)
     request = ApprovalRequest(
         tool=tool,
-        arguments_summary=summarize_arguments(redacted_arguments),
+        arguments_summary=_to_json(redacted_arguments if arguments is None else arguments),
         turn_id=state.turn_id,
         tool_call_id=call_id,
+        arguments=arguments,
+        primary=tuple(name for name in primary if arguments is not None and name in arguments),
     )
     start_ns = time.time_ns()
     start = time.perf_counter()
