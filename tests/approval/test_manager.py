@@ -415,6 +415,20 @@ class TestApprovalManager:
             assert entry.timestamp.endswith("Z")
             assert before <= datetime.fromisoformat(entry.timestamp) <= after
 
+    async def test_the_audit_records_the_shown_tool_name(self) -> None:
+        """The audit entry records the redacted name a request carries; the session
+        allowlist keeps the real name, so the next call to the tool is approved."""
+        manager = ApprovalManager(config(answers=["always"]))
+        shown = ApprovalRequest(
+            tool="get_ghp_x", arguments_summary="{}", turn_id="t", tool_call_id="c",
+            shown_tool="get_[REDACTED:github_token]",
+        )  # fmt: skip
+
+        await manager.decide(shown)
+
+        assert ["get_[REDACTED:github_token]"] == [e.tool for e in manager.audit.entries]
+        assert Requirement.APPROVED == manager.requirement("get_ghp_x")
+
     async def test_terminal_decisions_are_audited_as_cli(self) -> None:
         """A terminal answer is audited with surface `cli` and the terminal's operator."""
         prompter = terminal("a\n")

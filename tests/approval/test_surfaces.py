@@ -244,6 +244,14 @@ class TestDescribeRequest:
             "  k\\u2066\\x07: \\ud800\n"
         ) == describe_request(request)
 
+    def test_shows_the_redacted_tool_name(self) -> None:
+        """A request with `shown_tool` shows that form of the name, never the raw one."""
+        request = ApprovalRequest(
+            "get_ghp_secret", "{}", "turn-1", "call_1", shown_tool="get_[REDACTED:github_token]"
+        )
+
+        assert "Approval required: get_[REDACTED:github_token] {}\n" == describe_request(request)
+
     def test_no_arguments(self) -> None:
         """A call with no arguments says so."""
         assert "Approval required: shell (no arguments)\n" == describe_request(shell_request({}))

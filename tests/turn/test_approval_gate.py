@@ -279,6 +279,35 @@ class TestAskApproval:
             entry.decided_by,
         )
 
+    async def test_the_shown_tool_name_reaches_the_audit_entry(self):
+        """With `shown_tool`, the audit entry records the redacted name, not the raw one."""
+        approvals = manager(operator("no"))
+        await ask_approval(
+            approvals,
+            turn_state(),
+            tool=f"get_{GITHUB_TOKEN}",
+            call_id="c1",
+            redacted_arguments={},
+            emit=lambda e: None,
+            shown_tool="get_[REDACTED:github_token]",
+        )
+        assert ["get_[REDACTED:github_token]"] == [e.tool for e in approvals.audit.entries]
+
+    async def test_the_schema_orders_an_unknown_tool(self):
+        """With the tool's schema, its required arguments lead the audited summary."""
+        approvals = manager(operator("no"))
+        await ask_approval(
+            approvals,
+            turn_state(),
+            tool="deploy",
+            call_id="c1",
+            redacted_arguments={LONG_KEY: "x", "target": "prod"},
+            emit=lambda e: None,
+            schema={"type": "object", "required": ["target"]},
+        )
+        (entry,) = approvals.audit.entries
+        assert ["target", LONG_KEY] == list(json.loads(entry.arguments_summary))
+
     def test_verdict_is_frozen(self):
         """A verdict cannot be changed after the gate returned it."""
         verdict = GateVerdict(approved=False, outcome=None)  # type: ignore[arg-type]

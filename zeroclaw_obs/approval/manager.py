@@ -122,7 +122,7 @@ class ApprovalRequest:
     """One call waiting for a decision, as surfaces and the audit log see it."""
 
     tool: str
-    """The tool name after preparation hooks."""
+    """The tool name after preparation hooks: the allowlist and the slot texts use it."""
 
     arguments_summary: str
     """The complete arguments as one JSON object, deciding arguments first: what the audit
@@ -141,6 +141,15 @@ class ApprovalRequest:
     primary: tuple[str, ...] = ()
     """The keys of `arguments` that decide the call (`command` for `shell`); a surface shows
     them first and whole, never shortened."""
+
+    shown_tool: str | None = None
+    """The tool name as an operator is shown it and the audit records it: the redacted form
+    of an operator-chosen name. None means `tool` as it is."""
+
+    @property
+    def display_tool(self) -> str:
+        """The name surfaces show and the audit entry records: `shown_tool`, else `tool`."""
+        return self.tool if self.shown_tool is None else self.shown_tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +346,7 @@ class ApprovalManager:
                 timestamp=rfc3339_utc(datetime.now(UTC)),
                 turn_id=request.turn_id,
                 tool_call_id=request.tool_call_id,
-                tool=request.tool,
+                tool=request.display_tool,
                 arguments_summary=request.arguments_summary,
                 decision=str(outcome.decision),
                 surface=outcome.surface,

@@ -197,7 +197,7 @@ def describe_request(request: ApprovalRequest, *, width: int = PROMPT_WIDTH) -> 
     Returns:
         One or more lines, each ending with a line break.
     """
-    tool = printable(request.tool)
+    tool = printable(request.display_tool)
     arguments = request.arguments
     if arguments is None:
         return f"Approval required: {tool} {printable(request.arguments_summary)}\n"
@@ -335,7 +335,7 @@ class TerminalPrompter:
         Returns:
             The operator's answer with surface `cli`; never `None` (a failed read is No).
         """
-        tool = printable(request.tool)
+        tool = printable(request.display_tool)
         async with self._lock:
             self._write(describe_request(request) + PROMPT_TEMPLATE.format(tool=tool))
             line = await self._read_line()

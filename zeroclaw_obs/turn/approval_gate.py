@@ -143,6 +143,7 @@ async def ask_approval(
     redacted_arguments: object,
     emit: Callable[[ObserverEvent], None],
     schema: Mapping[str, Any] | None = None,
+    shown_tool: str | None = None,
 ) -> GateVerdict:
     """Ask for a decision and report the wait.
 
@@ -155,6 +156,8 @@ async def ask_approval(
         emit: the observer's `on_event`.
         schema: the tool's JSON schema; its `required` arguments are shown first for a tool
             `PRIMARY_ARGUMENTS` does not know.
+        shown_tool: the redacted form of the tool name, for the prompt and the audit entry;
+            None shows `tool` as it is.
 
     Raises:
         asyncio.CancelledError: the turn was cancelled while waiting.
@@ -170,6 +173,7 @@ async def ask_approval(
         tool_call_id=call_id,
         arguments=arguments,
         primary=tuple(name for name in primary if arguments is not None and name in arguments),
+        shown_tool=shown_tool,
     )
     start_ns = time.time_ns()
     start = time.perf_counter()
