@@ -297,20 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         survive_any_text(stream)
     with SignalGuard() as guard:
-        progress = _Progress()
+        phase = _Phase()
         try:
             if args.command == "load":
-                return _load(args, guard, progress)
-            return _run_command(args, guard, progress)
+                return _load(args, guard, phase)
+            return _run_command(args, guard, phase)
         except BaseException as exc:
             interrupted = guard.interrupted_by(exc)
             if interrupted is None:
                 raise
-            return _interrupted(interrupted, progress.phase)
+            return _interrupted(interrupted, phase.phase)
 
 
 @dataclass
-class _Progress:
+class _Phase:
     """Where a command is, for the one line an interrupt prints."""
 
     phase: str = "before the turn started; no output file written"
@@ -323,7 +323,7 @@ def _interrupted(interrupted: Interrupted, phase: str) -> int:
     return interrupted.exit_code
 
 
-def _run_command(args: argparse.Namespace, guard: SignalGuard, progress: _Progress) -> int:
+def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
     """`run` and `demo`: validate, run the turn, print the answer, write the outputs."""
     try:
         scenario, source, message, key, outputs = _prepare(args)
@@ -355,15 +355,15 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, progress: _Progre
             receipt_key=key,
             audit=audit,
         )
-        progress.phase = "during the turn; only the audit log was written"
+        phase.phase = "during the turn; no output file written but the audit log"
         outcome = asyncio.run(_run(replay, guard))
-        progress.phase = "while writing the outputs; unfinished output files were not written"
+        phase.phase = "while writing the outputs; unfinished output files were not written"
         # The answer leaves the engine like every other payload: through the one redactor.
         answer = redactor.redact_text(outcome.text).rstrip("\n")
         print(printable(answer, keep_lines=True) if _isatty(sys.stdout) else answer, flush=True)
         _write_turn_outputs(outputs, replay)
         audit.close()
-        progress.phase = "during the exit flush; unfinished output files were not written"
+        phase.phase = "during the exit flush; unfinished output files were not written"
         telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
         if (loss := telemetry.loss_summary()) is not None:
             print(loss, file=sys.stderr)
@@ -449,7 +449,7 @@ class _LoadPlan:
     outputs: _Outputs
 
 
-def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Progress) -> int:
+def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
     """`load`: 0 when the duration ends or on SIGTERM, 130 on Ctrl-C, 2 on bad input.
 
     A signal during the (bounded) final flush cuts it short: the staged files are removed, so
