@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from zeroclaw_obs.approval import (
+    REST_DISPLAY_LIMIT,
     ApprovalManager,
     AuditLog,
     Backchannel,
@@ -342,6 +343,22 @@ class TestTheOperatorSeesTheCall:
         assert ["command", LONG_KEY, "approved"] == list(summary)
         assert {"command": shown, "approved": False, LONG_KEY: "x"} == summary
         assert GITHUB_TOKEN not in prompt + entry.arguments_summary
+
+    async def test_nothing_is_shortened_when_no_argument_is_known_to_decide(self, run_scenario):
+        """For a tool with no table entry and no required argument, every argument may decide
+        the call, so the prompt shows each one whole."""
+        target = "prod-" + "x" * (REST_DISPLAY_LIMIT * 2)
+        note = "n" * (REST_DISPLAY_LIMIT * 2)
+        out = io.StringIO()
+        await run_scenario(
+            scenario([call("c1", target=target, note=note)]),
+            extra_tools=[RecordingTool("deploy", ("target", "note"))],
+            terminal=TerminalPrompter(FakeTty("n\n"), out),
+        )
+        prompt = out.getvalue()
+        assert f"\n  target: {target}\n" in prompt
+        assert f"\n  note: {note}\n" in prompt
+        assert "not shown" not in prompt
 
     async def test_the_audit_entry_is_never_cut(self, run_scenario):
         """The audit entry records every argument complete, however long."""

@@ -139,8 +139,9 @@ class ApprovalRequest:
     surface that renders them one by one (the terminal); None when only the summary is known."""
 
     primary: tuple[str, ...] = ()
-    """The keys of `arguments` that decide the call (`command` for `shell`); a surface shows
-    them first and whole, never shortened."""
+    """The keys of `arguments` that decide the call (`command` for `shell`; every key when
+    the gate knows none for the tool); a surface shows them first and whole, never
+    shortened, and may bound only the others."""
 
     shown_tool: str | None = None
     """The tool name as an operator is shown it and the audit records it: the redacted form

@@ -9,7 +9,8 @@ caller, complete and with the arguments that decide the call first. Which argume
 comes from `PRIMARY_ARGUMENTS` (known tools such as `shell` → `command`), else from the tool
 schema's `required` list; the rest follow in key order. The same order is used for the
 `arguments_summary` JSON that the audit entry records and a back-channel operator reads, and
-for the `arguments` a terminal renders one per line.
+for the `arguments` a terminal renders one per line. When neither names a deciding argument,
+every argument counts as deciding: nothing the gate cannot rule out is ever shortened.
 
 Risky part: nothing here may cut an argument. A summary cut at a fixed length let a long
 model-added key (sorted first) push `command` out of view, so an operator approved a
@@ -134,6 +135,15 @@ def _to_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _shown_whole(arguments: Mapping[str, Any] | None, primary: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys a surface must show whole: the deciding ones, or all when none is known."""
+    if arguments is None:
+        return ()
+    if not primary:
+        return tuple(arguments)
+    return tuple(name for name in primary if name in arguments)
+
+
 async def ask_approval(
     manager: ApprovalManager,
     state: TurnState,
@@ -172,7 +182,7 @@ async def ask_approval(
         turn_id=state.turn_id,
         tool_call_id=call_id,
         arguments=arguments,
-        primary=tuple(name for name in primary if arguments is not None and name in arguments),
+        primary=_shown_whole(arguments, primary),
         shown_tool=shown_tool,
     )
     start_ns = time.time_ns()
