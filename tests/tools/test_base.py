@@ -11,8 +11,12 @@ from typing import Any, Literal
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from zeroclaw_obs.errors import ToolDefinitionError
+from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.tracing import SpanObserver
 from zeroclaw_obs.tools.base import (
     ArgumentError,
     Provenance,
@@ -187,6 +191,32 @@ class TestSyncFunctionsRunInAWorkerThread:
         with provider.get_tracer("test").start_as_current_span("outer") as outer:
             await probe.execute({"n": 1})
         assert ["req-7", outer] == seen
+        provider.shutdown()
+
+    async def test_in_a_turn_the_tool_span_is_current_in_the_thread(self, run_scenario):
+        """In a traced turn, the span current inside a sync tool's thread is its own
+        `execute_tool` span, so spans its code starts nest under it."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        observer = SpanObserver(provider, health=TelemetryHealth())
+        seen: list[int] = []
+
+        @tool
+        def probe(n: int) -> str:
+            seen.append(trace.get_current_span().get_span_context().span_id)
+            with provider.get_tracer("user.code").start_as_current_span("inner"):
+                pass
+            return "ok"
+
+        data = blocking_scenario({"id": "c1", "name": "probe", "arguments": {"n": 1}})
+        await run_scenario(data, observer=observer, extra_tools=[probe])
+        assert observer.force_flush(5.0)
+        spans = {s.name: s for s in exporter.get_finished_spans()}
+        tool_span = spans["execute_tool probe"]
+        assert [tool_span.context.span_id] == seen
+        assert tool_span.context.span_id == spans["inner"].parent.span_id
+        observer.shutdown(1.0)
         provider.shutdown()
 
     async def test_exceptions_reach_the_caller(self):
