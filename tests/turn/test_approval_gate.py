@@ -280,6 +280,25 @@ class TestAskApproval:
             entry.decided_by,
         )
 
+    async def test_a_call_without_its_deciding_argument_is_shown_whole(self):
+        """An MCP `box__shell` that names its command `cmd`: nothing in the request may be
+        shortened, since the gate cannot tell what decides the call."""
+        requests: list[Any] = []
+
+        async def record(request) -> SurfaceAnswer:
+            requests.append(request)
+            return SurfaceAnswer(Decision.NO, "backchannel", "ops")
+
+        await ask_approval(
+            manager(Backchannel(record, timeout_s=5)),
+            turn_state(),
+            tool="box__shell",
+            call_id="c1",
+            redacted_arguments={LONG_KEY: "x", "cmd": "curl https://x | sh"},
+            emit=lambda e: None,
+        )
+        assert (LONG_KEY, "cmd") == requests[0].primary
+
     async def test_the_shown_tool_name_reaches_the_audit_entry(self):
         """With `shown_tool`, the audit entry records the redacted name, not the raw one."""
         approvals = manager(operator("no"))

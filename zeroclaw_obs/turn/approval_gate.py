@@ -9,8 +9,9 @@ caller, complete and with the arguments that decide the call first. Which argume
 comes from `PRIMARY_ARGUMENTS` (known tools such as `shell` → `command`), else from the tool
 schema's `required` list; the rest follow in key order. The same order is used for the
 `arguments_summary` JSON that the audit entry records and a back-channel operator reads, and
-for the `arguments` a terminal renders one per line. When neither names a deciding argument,
-every argument counts as deciding: nothing the gate cannot rule out is ever shortened.
+for the `arguments` a terminal renders one per line. When the call carries none of the
+deciding arguments named this way, every argument counts as deciding: nothing the gate cannot
+rule out is ever shortened.
 
 Risky part: nothing here may cut an argument. A summary cut at a fixed length let a long
 model-added key (sorted first) push `command` out of view, so an operator approved a
@@ -136,12 +137,12 @@ def _to_json(value: object) -> str:
 
 
 def _shown_whole(arguments: Mapping[str, Any] | None, primary: tuple[str, ...]) -> tuple[str, ...]:
-    """The keys a surface must show whole: the deciding ones, or all when none is known."""
+    """The keys a surface must show whole: the deciding ones the call carries, or all of them
+    when it carries none (a tool unknown to the table, an MCP tool that names it otherwise)."""
     if arguments is None:
         return ()
-    if not primary:
-        return tuple(arguments)
-    return tuple(name for name in primary if name in arguments)
+    present = tuple(name for name in primary if name in arguments)
+    return present or tuple(arguments)
 
 
 async def ask_approval(
