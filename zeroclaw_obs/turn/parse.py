@@ -41,6 +41,7 @@ MAX_ARGUMENT_DEPTH = 64
 """Arguments nested deeper than this (the text protocol's cap) are invalid arguments."""
 
 _TOO_DEEP = f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+_MARKER = "[REDACTED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +76,8 @@ class CallIds:
 
     A provider id the redactor leaves alone is kept. One it changes is replaced by its
     redacted form plus `-{n}`, where n counts the redacted ids of the turn (1, 2, …) and
-    grows past any id already used in the turn: two different secret ids never collide into
-    one `[REDACTED:…]`, and the same script always gets the same ids. A call without an id
+    skips any marker-holding id the turn already used: two different secret ids never collide
+    into one `[REDACTED:…]`, and the same script always gets the same ids. A call without an id
     gets a fresh `call_{uuid4 hex}`.
 
     Args:
@@ -85,25 +86,27 @@ class CallIds:
 
     def __init__(self, redactor: Redactor) -> None:
         self._redactor = redactor
-        self._used: set[str] = set()
+        self._marked: set[str] = set()
+        """Ids of the turn holding a redaction marker: the only ones a suffixed id can meet
+        (kept apart so a 10,000-call turn does not hold a set of every id)."""
         self._redacted = 0
 
     def assign(self, raw: str | None) -> str:
         """The id the turn uses for a call the provider gave `raw` (None: no id)."""
         if not raw:
-            shown = _new_id()
-        else:
-            shown = self._redactor.redact_text(raw)
-            if shown != raw:
-                shown = self._unique(shown)
-        self._used.add(shown)
+            return _new_id()
+        shown = self._redactor.redact_text(raw)
+        if shown != raw:
+            shown = self._unique(shown)
+        if _MARKER in shown:
+            self._marked.add(shown)
         return shown
 
     def _unique(self, redacted: str) -> str:
         while True:
             self._redacted += 1
             candidate = f"{redacted}-{self._redacted}"
-            if candidate not in self._used:
+            if candidate not in self._marked:
                 return candidate
 
 

@@ -131,6 +131,8 @@ class Slot:
     """Canonical call key (dedup guard), computed once in preparation; loop detection reuses it."""
     closed: bool = False
     """True once `SlotRecorder.close` reported the slot; it is never closed twice."""
+    shown_name: str = ""
+    """The name every surface shows (redacted), computed when the slot opens."""
 
     def fill(
         self,
@@ -174,13 +176,14 @@ class SlotRecorder:
         slot.start_perf = time.perf_counter()
         redacted = self._redactor.redact_value(slot.arguments)
         slot.redacted_arguments = _DISPLAY_JSON.encode(redacted)
+        shown = slot.shown_name = self._shown_name(slot)
         correlation = self._state.correlation
         assert correlation is not None
         self._events(
             TurnEvent(
                 type="tool_call",
                 id=slot.call_id,
-                name=self._shown_name(slot),
+                name=shown,
                 data={"arguments": redacted},
             )
         )
@@ -189,7 +192,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=self._shown_name(slot),
+                tool=shown,
                 provenance=slot.provenance,
                 arguments=slot.redacted_arguments,
                 time_ns=slot.start_ns,
@@ -218,11 +221,12 @@ class SlotRecorder:
             model_text += f"\n\n[receipt: {slot.receipt}]"
         slot.model_text = model_text
         slot.closed = True
+        shown = slot.shown_name or self._shown_name(slot)
         self._events(
             TurnEvent(
                 type="tool_result",
                 id=slot.call_id,
-                name=self._shown_name(slot),
+                name=shown,
                 data={
                     "outcome": slot.outcome.value,
                     "success": slot.success,
@@ -239,7 +243,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=self._shown_name(slot),
+                tool=shown,
                 known_tool=slot.known_tool,
                 provenance=slot.provenance,
                 outcome=slot.outcome,

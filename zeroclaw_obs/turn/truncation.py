@@ -69,7 +69,7 @@ def truncated_bytes(original: str, kept: str, dropped: int) -> int:
     return _utf8_size(original) - (_utf8_size(kept) - _utf8_size(marker))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BoundedResult:
     """A result redacted, then cut: the one text every outward surface shows."""
 
