@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -71,3 +73,24 @@ class TestRunBlocking:
         """What the function raises is raised by `run_blocking`."""
         with pytest.raises(ZeroDivisionError):
             await run_blocking(divmod, 1, 0)
+
+
+class TestProcessExit:
+    def test_a_hung_call_does_not_keep_the_process_alive(self):
+        """A program whose blocking call timed out exits when its event loop is done, although
+        the call never returns (the loop's default executor would be joined at exit)."""
+        code = (
+            "import asyncio, threading\n"
+            "from zeroclaw_obs.tools._workers import run_blocking\n"
+            "async def main():\n"
+            "    try:\n"
+            "        async with asyncio.timeout(0.05):\n"
+            "            await run_blocking(threading.Event().wait)\n"
+            "    except TimeoutError:\n"
+            "        print('timed out')\n"
+            "asyncio.run(main())\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+        assert (0, "timed out\n") == (done.returncode, done.stdout)
