@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,25 @@ class TestScanLine:
         line = f'zeroclaw_tool_calls_total{{tool="x",note="{SECRET}"}} 1\n'
         assert "github_token" in scan_line(line, Redactor())
 
+    @pytest.mark.parametrize(
+        "line",
+        [
+            'zeroclaw_tool_calls_created{tool="get_deploy_token"} 1.796313073799393e+09\n',
+            "get_deploy_token} 1.79e+09\n",
+            'x_created{outcome="success",tool="get_deploy_token"} 1.7963132104259708e+09\n',
+            "get_deploy_token: 1.79e+09 token_count=12 password_age: 1700000000.5\n",
+            '{"get_deploy_token": 1.79e+09, "session": 3}\n',
+            "⏳ get_deploy_token: service=billing\n",
+        ],
+    )
+    def test_the_runtimes_own_numbers_are_not_findings(self, line: str) -> None:
+        """A credential word followed by a float, a timestamp or a counter is no finding."""
+        assert {} == scan_line(line, Redactor())
+
+    def test_a_long_digit_string_under_a_sensitive_key_is_a_finding(self) -> None:
+        """A numeric PIN or password (four or more bare digits) is still reported."""
+        assert {"key_value": 1} == scan_line("db_password: 48291375\n", Redactor())
+
 
 class TestScanPaths:
     def test_findings_name_file_line_and_rule(self, tmp_path):
@@ -83,6 +103,20 @@ class TestRedactScanCommand:
         assert captured.out.startswith(f"{path}:2: ")
         assert SECRET not in captured.out + captured.err
         assert SECRET[:12] not in captured.out + captured.err
+
+    def test_outputs_of_a_scenario_run_are_clean(self, tmp_path, capsys):
+        """Every output file of a run whose tool is named `get_deploy_token` scans clean."""
+        out = tmp_path / "out"
+        out.mkdir()
+        scenario = Path(__file__).parent.parent / "scenarios" / "secrets_in_results.yaml"
+        flags = {"--metrics-out": "m.prom", "--events-out": "e.jsonl", "--otlp-json": "s.jsonl"}
+        flags |= {"--logs-out": "l.jsonl", "--history-out": "h.json", "--audit-out": "a.jsonl"}
+        argv = ["run", "--scenario", str(scenario), "--quiet"]
+        argv += [part for flag, name in flags.items() for part in (flag, str(out / name))]
+        assert 0 == main(argv)
+        capsys.readouterr()
+
+        assert 0 == main(["redact", "scan", str(out)]), capsys.readouterr().out
 
     def test_exit_zero_when_clean(self, tmp_path, capsys):
         """A clean directory exits 0."""

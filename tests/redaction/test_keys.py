@@ -108,6 +108,47 @@ class TestKeyValueText:
         """Prose, counts, literals, placeholders, paths and settings are not secrets."""
         assert text == Redactor().redact_text(text)
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "get_deploy_token: 1.79e+09",
+            "password_age: 1700000000.5 token=-3 secret: NaN",
+            '{"session": 0.25, "token": 12}',
+            "api_key = 2.5e-07",
+        ],
+    )
+    def test_a_number_after_a_credential_word_is_a_measurement(self, text: str) -> None:
+        """A float, a signed number or a count under 1000 after a sensitive key is kept."""
+        assert text == Redactor().redact_text(text)
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("password: 482913", "password: [REDACTED:key_value]"),
+            ("token=17000000001234", "token=[REDACTED:key_value]"),
+        ],
+    )
+    def test_long_digit_strings_under_a_sensitive_key_stay_secret(
+        self, text: str, expected: str
+    ) -> None:
+        """Four or more bare digits (a PIN, a numeric password or token) are still redacted."""
+        assert expected == Redactor().redact_text(text)
+
+    def test_a_label_then_arguments_is_not_a_key_and_its_value(self) -> None:
+        """`get_deploy_token: service=billing` (a progress line) keeps its arguments."""
+        text = "⏳ get_deploy_token: service=billing, token=hunter2-x9"
+
+        assert "⏳ get_deploy_token: service=billing, token=[REDACTED:key_value]" == (
+            Redactor().redact_text(text)
+        )
+
+    def test_an_assignment_after_equals_stays_the_secret(self) -> None:
+        """After `=` (`password=a=b`) the whole value is still the secret; so is a cookie."""
+        assert ("password=[REDACTED:key_value]", "Cookie: [REDACTED:key_value]") == (
+            Redactor().redact_text("password=ab=cd"),
+            Redactor().redact_text("Cookie: sid=ab12cd34"),
+        )
+
 
 class TestCommandLine:
     @pytest.mark.parametrize(

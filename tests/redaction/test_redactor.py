@@ -332,7 +332,7 @@ class TestRedactor:
 
     def test_redact_value_masks_every_leaf_under_a_sensitive_container(self) -> None:
         """A container under a sensitive key keeps its shape but every leaf is masked."""
-        value = {"credentials": {"user": "bob", "keys": ["k1", 42]}}
+        value = {"credentials": {"user": "bob", "keys": ["k1", 4821]}}
 
         assert {
             "credentials": {

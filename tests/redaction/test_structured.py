@@ -29,6 +29,14 @@ class TestValueWalker:
             Redactor().redact_value(value)
         )
 
+    def test_measurements_under_sensitive_keys_are_kept(self) -> None:
+        """Floats and counts under 1000 under a sensitive key are measurements; a PIN is not."""
+        value = {"get_deploy_token": 1.79e09, "session": 3, "token": "0.5", "pin_password": 4821}
+
+        assert {"get_deploy_token": 1.79e09, "session": 3, "token": "0.5", "pin_password": M} == (
+            Redactor().redact_value(value)
+        )
+
     def test_describing_keys_keep_their_values(self) -> None:
         """`secret_name`, `token_count`, `max_tokens`, `password_reset_url` and `auth` stay."""
         value = {

@@ -12,6 +12,7 @@ from zeroclaw_obs.redaction._validators import (
     iban_span,
     is_ipv4,
     is_ipv6,
+    is_measurement,
     is_phone,
     is_placeholder,
     is_ssn,
@@ -166,6 +167,20 @@ class TestPlaceholder:
     def test_real_values_are_not(self, value: str) -> None:
         """Ordinary passwords, weak ones included, are not placeholders."""
         assert False is is_placeholder(value)
+
+
+class TestMeasurement:
+    @pytest.mark.parametrize(
+        "value", ["1.79e+09", "1700000000.5", "0.25", "-3", "+12", "12", "0", "NaN", "+Inf", "2E-7"]
+    )
+    def test_floats_signed_numbers_and_small_counts_are_measurements(self, value: str) -> None:
+        """Decimals, exponents, signed numbers, non-finite values and counts under 1000."""
+        assert True is is_measurement(value)
+
+    @pytest.mark.parametrize("value", ["1234", "482913", "1700000000", "1.2.3", "0x1f", "12a", ""])
+    def test_long_integers_and_other_shapes_are_not(self, value: str) -> None:
+        """Four or more bare digits may be a PIN, a numeric password or a numeric token."""
+        assert False is is_measurement(value)
 
 
 class TestDecodeBase64Text:

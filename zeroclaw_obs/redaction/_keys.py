@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from ._normalize import fold_key
 from ._scanner import Check, Hit, Spec
-from ._validators import is_placeholder
+from ._validators import is_measurement, is_placeholder
 
 __all__ = [
     "DEFAULT_SENSITIVE_KEYS",
@@ -139,8 +139,12 @@ _SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*"
 _KEY_CHARS = r"[A-Za-z0-9_.\-]"
 
 
-def _value_check(keys: SensitiveKeys) -> Check:
-    """Accept a value whose key is sensitive and which is not a placeholder or a path."""
+def _value_check(keys: SensitiveKeys, *, labels: bool = False) -> Check:
+    """Accept a value whose key is sensitive and which is not a placeholder or a path.
+
+    With `labels`, `key: name=value` is read as a label then an assignment (see
+    `_is_labelled_assignment`); headers (`Cookie: sid=…`) are not read that way.
+    """
 
     def check(hit: Hit) -> tuple[int, int] | None:
         if hit.key is not None and hit.key not in keys:
@@ -153,9 +157,28 @@ def _value_check(keys: SensitiveKeys) -> Check:
             return None  # a scheme word alone: its token was already replaced
         if stripped[0] in "/~" and hit.key is not None and hit.key.lower().endswith("pwd"):
             return None  # $PWD / OLDPWD hold the working directory, not a password
+        if is_measurement(stripped):
+            return None  # a count, a duration, a timestamp: see `is_measurement`
+        if labels and _is_labelled_assignment(hit, stripped):
+            return None
         return hit.start, hit.start + len(stripped)
 
     return check
+
+
+def _is_labelled_assignment(hit: Hit, value: str) -> bool:
+    """Whether `key: name=value` is a label then an assignment, not a key and its secret.
+
+    The runtime's progress line `get_deploy_token: service=billing` names a tool whose name
+    ends in a credential word; what follows the colon is that call's arguments. Only the
+    colon form is read this way: after `=` (`password=a=b`) the whole value stays a secret,
+    and an argument under a sensitive name (`…: token=x`) is caught by its own key.
+    """
+    if hit.key is None or ":" not in hit.text[hit.match_start + len(hit.key) : hit.start]:
+        return False
+    name, sep, rest = value.partition("=")
+    bare = name.replace("_", "").replace("-", "").replace(".", "")
+    return bool(sep and rest and rest[0] != "=" and bare.isalnum() and name[0].isalpha())
 
 
 def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
@@ -183,7 +206,7 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             rf"(?i:{words})\\*[\"']?\]?[ \t]*[:=]",
             secret=(2,),
             key=(1,),
-            check=check,
+            check=_value_check(keys, labels=True),
             values=_values(_PLAIN),
         ),
         Spec(

@@ -266,8 +266,10 @@ class Redactor:
         is redacted as JSON. Under a sensitive key (`password`, `api_key`, `authorization`,
         … matched as whole words at the end of the key, so `max_tokens` and `secret_name`
         are not sensitive) every scalar below is replaced by `[REDACTED:sensitive_key]`,
-        except `None`, booleans, empty strings and markers. Other objects (floats, bytes,
-        models) pass through: dump models to JSON-like data first. The input is never mutated.
+        except `None`, booleans, empty strings, markers and measurements (floats, integers
+        of at most three digits: counts, durations, timestamps; see `is_measurement`). Other
+        objects (floats, bytes, models) pass through: dump models to JSON-like data first. The
+        input is never mutated.
 
         Returns:
             A redacted copy of `v` with the same shape.

@@ -3,8 +3,9 @@
 `ValueWalker` rebuilds dicts, lists and tuples (never mutating its input) and sends each
 string through the text chain. Key awareness happens here:
 - a value under a sensitive key is masked whole as `[REDACTED:sensitive_key]`, every scalar
-  at any depth below it (`None`, booleans and empty strings reveal nothing and stay; a value
-  that is already a marker stays and is not counted). Inside a masked container, scalars
+  at any depth below it (`None`, booleans, empty strings and measurements — floats and
+  integers of at most three digits — reveal nothing and stay; a value that is already a
+  marker stays and is not counted). Inside a masked container, scalars
   under metadata keys (`type`, `expires_in`, `name`…) are kept, since they describe the secret;
 - in an argv list, the item after a sensitive flag (`["--api-key", "…"]`) is masked;
 - a name/value pair whose name is a sensitive key (`{"name": "DB_PASSWORD", "value": …}`,
@@ -32,6 +33,7 @@ from typing import Any
 from ._keys import METADATA_KEYS, SensitiveKeys
 from ._normalize import fold_key, utf8_safe
 from ._scanner import compile_pattern
+from ._validators import is_measurement
 
 __all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "marker"]
 
@@ -266,8 +268,10 @@ class ValueWalker:
             return items if isinstance(value, list) else tuple(items)
         if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, float) or (isinstance(value, int) and -1000 < value < 1000):
+            return value  # a measurement, as `is_measurement` reads one in text
         if isinstance(value, str):
-            if not value or _is_marker(value) or self._allowed(value):
+            if not value or _is_marker(value) or self._allowed(value) or is_measurement(value):
                 return value
         elif isinstance(value, bytes | bytearray) and not value:
             return value

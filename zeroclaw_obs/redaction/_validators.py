@@ -23,6 +23,7 @@ __all__ = [
     "iban_span",
     "is_ipv4",
     "is_ipv6",
+    "is_measurement",
     "is_phone",
     "is_placeholder",
     "is_ssn",
@@ -44,7 +45,8 @@ def is_uuid(s: str) -> bool:
 def looks_random(s: str, *, min_len: int = 20) -> bool:
     """Whether `s` looks like a generated token rather than a word, path, id or number.
 
-    Refuses: short strings; only digits (numeric ids, token counts); only letters (words,
+    Refuses: short strings; only digits (numeric ids, token counts) or a decimal number
+    (`1.7963132104259708e+09`, a Prometheus timestamp); only letters (words,
     identifiers); UUIDs; strings mostly made of long lower-case words (paths, slugs, names);
     and strings of few distinct characters. Hex strings need 32+ characters (shorter hex is
     an id or a short SHA); others need digits and letters, and 13+ distinct characters
@@ -53,7 +55,7 @@ def looks_random(s: str, *, min_len: int = 20) -> bool:
     if len(s) < min_len:
         return False
     core = s.strip("=")
-    if core.isdigit() or core.isalpha() or is_uuid(core):
+    if core.isdigit() or core.isalpha() or is_uuid(core) or _is_number(core):
         return False
     # Distinct characters stand in for entropy: 2**3.3 ≈ 10 symbols in use.
     chars = set(core)
@@ -66,6 +68,17 @@ def looks_random(s: str, *, min_len: int = 20) -> bool:
     if len(chars) < (10 if has_upper and has_lower else 13):
         return False
     return not _wordy(core)
+
+
+def _is_number(s: str) -> bool:
+    """Whether `s` is a decimal number (`1.7963132104259708e+09`: digits, a dot, an exponent)."""
+    if len(s) > 64 or not s.isascii() or "_" in s:
+        return False
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
 
 
 _WORD_LETTERS = {c: "a" for c in range(ord("a"), ord("z") + 1)}
@@ -272,6 +285,35 @@ def is_placeholder(value: str) -> bool:
     if v in ("%s", "%r", "%d", "{}", "[]", "()"):
         return True
     return v[0] == "$" and len(v) > 1 and (v[1:].replace("_", "").isalnum() and v[1:].isupper())
+
+
+_NON_FINITE = frozenset({"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
+
+
+def is_measurement(value: str) -> bool:
+    """Whether a value under a sensitive key is a number the runtime measured, not a secret.
+
+    A credential word is often followed by a number that describes it: a counter
+    (`token_errors: 3`), a duration or a timestamp (`password_age: 1700000000.5`), a
+    Prometheus sample (`…{tool="get_deploy_token"} 1.79e+09`). Those are decimals with a
+    fraction or an exponent, signed numbers, `NaN`/`Inf`, and integers of at most three
+    digits. An unsigned integer of four or more digits is *not* one: numeric PINs,
+    passwords, OTP codes and numeric tokens look exactly like that, so under a sensitive key
+    it stays a secret (an epoch timestamp written as a bare integer there is redacted too,
+    erring towards sensitive).
+    """
+    v = value.strip()
+    if v.lower() in _NON_FINITE:
+        return True
+    if len(v) > 32 or not v or not v.isascii():
+        return False
+    if v.isdigit():
+        return len(v) <= 3
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return v[0] in "+-" or "." in v or "e" in v.lower()
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
