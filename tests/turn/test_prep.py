@@ -7,6 +7,7 @@ tool actually received.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -131,7 +132,7 @@ class TestApprovedMarker:
             extra_tools=[tool],
         )
         (entry,) = replay.audit.entries
-        assert '{"approved": false, "command": "x"}' == entry.arguments_summary
+        assert {"approved": False, "command": "x"} == json.loads(entry.arguments_summary)
         assert [] == tool.received
 
     @pytest.mark.parametrize("name", sorted(MARKER_TOOLS))
@@ -151,11 +152,13 @@ class TestApprovedMarker:
             scenario(calls(call("shell", "c1", command="ls")), approval={"answers": ["no"]}),
             extra_tools=[tool],
         )
-        assert '{"approved": false, "command": "ls"}' == replay.audit.entries[0].arguments_summary
+        summary = replay.audit.entries[0].arguments_summary
+        assert {"approved": False, "command": "ls"} == json.loads(summary)
 
     async def test_read_only_autonomy_keeps_false(self, run_scenario):
-        """A call that needed no approval (read_only) runs with `"approved": false`."""
+        """A read-only marker tool under `read_only` needs no approval: it runs with false."""
         tool = RecordingTool("shell", {"command": {"type": "string"}})
+        tool.read_only = True
         await run_scenario(
             scenario(
                 calls(call("shell", "c1", command="ls", approved=True)),

@@ -193,7 +193,7 @@ async def _gate(
 ) -> None:
     assert item.tool is not None
     slot, name = item.slot, item.tool.name
-    requirement = execution.approval.requirement(name)
+    requirement = execution.approval.requirement(name, read_only=item.tool.read_only)
     if requirement is Requirement.PROMPT:
         item.needs_approval = True
         key = canonical_key(name, slot.arguments)
@@ -205,13 +205,16 @@ async def _gate(
         if name == "shell" and key in state.prompted_calls:
             raise TurnAborted(shell_repeat_abort_text(name))
         asked_now.add(key)
+        shown = execution.shown.tool(name)
         verdict = await ask_approval(
             execution.approval,
             state,
             tool=name,
             call_id=slot.call_id,
             redacted_arguments=execution.redactor.redact_value(slot.arguments),
-            emit=_ShownApproval(execution.observer.on_event, execution.shown.tool(name)),
+            emit=_ShownApproval(execution.observer.on_event, shown),
+            schema=item.tool.parameters_schema(),
+            shown_tool=shown,
         )
         outcome = verdict.outcome
         if outcome.replacement is not None:
