@@ -9,7 +9,10 @@ import threading
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from zeroclaw_obs._terminal import printable
 from zeroclaw_obs.approval.manager import ApprovalRequest
 from zeroclaw_obs.approval.surfaces import (
     MAX_REPLACEMENT_BYTES,
@@ -255,6 +258,28 @@ class TestDescribeRequest:
     def test_no_arguments(self) -> None:
         """A call with no arguments says so."""
         assert "Approval required: shell (no arguments)\n" == describe_request(shell_request({}))
+
+
+UNPRINTABLE = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))} | set(
+    "\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+class TestDescribeRequestProperties:
+    @given(
+        command=st.text(),
+        rest=st.dictionaries(st.text(min_size=1).filter(lambda k: k != "command"), st.text()),
+    )
+    def test_the_command_is_whole_and_nothing_is_obeyed(self, command: str, rest: dict) -> None:
+        """For any arguments, the escaped command is on its own whole line, right after the
+        tool, and no line holds a control, line or bidi character a terminal would obey."""
+        text = describe_request(shell_request({"command": command, **rest}))
+
+        lines = text.split("\n")
+        assert f"  command: {printable(command)}" == lines[1]
+        assert "" == lines[-1]
+        assert set() == UNPRINTABLE & set("".join(lines))
+        assert all(not 0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
 class TestTerminalPrompter:

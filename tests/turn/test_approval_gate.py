@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -174,6 +176,25 @@ class TestPrimaryArguments:
         """Without a table entry or a `required` list no argument is singled out."""
         assert () == primary_arguments("deploy", None)
         assert () == primary_arguments("deploy", {"required": "target"})
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+class TestSummarizeArgumentsProperties:
+    @given(arguments=st.dictionaries(st.text(), JSON_VALUES), tool=st.sampled_from(["shell", "x"]))
+    def test_complete_and_deciding_first(self, arguments: dict, tool: str):
+        """For any arguments the summary holds every argument unchanged, and `command` (the
+        deciding argument of `shell`) comes first when present."""
+        summary = json.loads(summarize_arguments(arguments, tool=tool))
+
+        assert arguments == summary
+        if tool == "shell" and "command" in arguments:
+            assert "command" == next(iter(summary))
 
 
 class TestSummarizeArguments:
@@ -545,10 +566,6 @@ class TestGateInATurn:
             for e in replay.audit.entries
         ]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="needs turn/prep.py to pass `read_only=item.tool.read_only` to `requirement`",
-    )
     async def test_read_only_runs_a_read_only_tool_without_a_prompt(self, run_scenario, observer):
         """Under autonomy `read_only` a tool declared read-only runs with no prompt and no
         audit entry."""
