@@ -139,8 +139,9 @@ class TestRedactScanCommand:
     def test_invalid_extra_rule_exits_two(self, tmp_path, capsys):
         """An invalid extra rule in the config exits 2 naming the config and the rule."""
         config = tmp_path / "zc.toml"
-        config.write_text('[redaction.extra_rules]\nbroken_rule = "(unclosed"\n')
+        config.write_text('[redaction.extra_rules]\nbroken_rule = "(unclosed Zq8Wx7Vc6Bn5"\n')
         assert 2 == main(["redact", "scan", f"--config={config}", str(config)])
         err = capsys.readouterr().err
         assert "config.redaction" in err
-        assert "broken_rule" in err
+        assert "extra_rules.broken_rule: invalid regex" in err
+        assert (False, 1) == ("Zq8Wx7" in err, err.count("\n"))

@@ -41,6 +41,8 @@ OPENAI = "sk-" + "proj-Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7"
 OPENAI_LEGACY = "sk-" + "Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7Ab6Cd5Ef"
 ANTHROPIC = "sk-" + "ant-api03-Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7-AbCd"
 STRIPE = "sk" + "_live_51HxYzAbCdEfGhIjKlMnOpQrSt"
+SECRET_LIKE = "Zq8Wx7Vc6Bn5Ml4KpL0o"
+"""Stands for a secret an operator pasted into a rule, an id or an allowlist by mistake."""
 GOOGLE = "AIza" + "SyXa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9"
 PEM_BODY = "MIIEowIBAAKCAQEAx9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7\nAb6Cd5Ef4Gh3Ij2Kl1Mn0Op9Qr8St7"
 PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "\n-----END RSA PRIVATE KEY-----"
@@ -465,17 +467,17 @@ class TestRedactor:
         assert "email" not in redactor.rule_ids
 
     def test_from_config_invalid_regex_names_rule(self) -> None:
-        """An extra rule that does not compile raises RedactionConfigError naming its id."""
-        with pytest.raises(RedactionConfigError, match=r"'broken_rule'.*invalid regex"):
+        """An extra rule that does not compile raises RedactionConfigError naming its path."""
+        with pytest.raises(RedactionConfigError, match=r"^extra_rules\.broken_rule: invalid regex"):
             Redactor.from_config(extra_rules={"broken_rule": r"(unclosed"})
 
     @pytest.mark.parametrize(
         ("rules", "problem"),
         [
-            ({"empty_match": r"x*"}, "'empty_match'.*empty"),
-            ({"Bad-Id": r"x"}, "'Bad-Id'.*snake_case"),
-            ({"jwt": r"x"}, "'jwt'.*default"),
-            ({"sensitive_key": r"x"}, "'sensitive_key'.*default"),
+            ({"empty_match": r"x*"}, r"^extra_rules\.empty_match: .*empty"),
+            ({"ok": "x", "Bad-Id": r"x"}, "^extra_rules entry 2: .*snake_case"),
+            ({"jwt": r"x"}, "^extra_rules entry 1: .*default"),
+            ({"sensitive_key": r"x"}, "^extra_rules entry 1: .*default"),
         ],
     )
     def test_from_config_rejects_bad_rule(self, rules: dict[str, str], problem: str) -> None:
@@ -501,18 +503,18 @@ class TestRedactor:
 class TestConfig:
     def test_extra_rule_is_compiled_with_re2(self) -> None:
         """An extra rule with lookaround is refused at load with an error naming it."""
-        with pytest.raises(RedactionConfigError, match=r"'acme_pin'.*RE2"):
+        with pytest.raises(RedactionConfigError, match=r"^extra_rules\.acme_pin: .*RE2"):
             Redactor.from_config(extra_rules={"acme_pin": r"(?<=PIN )\d{4}"})
 
     @pytest.mark.parametrize(
         ("kwargs", "problem"),
         [
-            ({"extra_rules": {"ok_rule": 42}}, "'ok_rule'.*string"),
-            ({"extra_rules": {"encoded_secret": "x"}}, "'encoded_secret'.*default"),
-            ({"allow": [""]}, "allow entry.*blank"),
-            ({"allow_patterns": ["(unclosed"]}, "allow pattern.*RE2"),
-            ({"extra_sensitive_keys": [None]}, "must not be blank"),
-            ({"pii": "yes"}, "pii"),
+            ({"extra_rules": {"ok_rule": 42}}, r"^extra_rules\.ok_rule: .*string"),
+            ({"extra_rules": {"encoded_secret": "x"}}, "^extra_rules entry 1: .*default"),
+            ({"allow": ["a", ""]}, r"^allow\.1: .*blank"),
+            ({"allow_patterns": ["(unclosed"]}, r"^allow_patterns\.0: .*RE2"),
+            ({"extra_sensitive_keys": [None]}, r"^extra_sensitive_keys\.0: must not be blank"),
+            ({"pii": "yes"}, "^pii: "),
         ],
     )
     def test_invalid_config_is_rejected_with_a_clear_error(
@@ -546,6 +548,32 @@ class TestConfig:
 
         assert {"a": "ACME start", "b": "stop END", "c": "[REDACTED:acme_span]"} == (
             redactor.redact_value(value)
+        )
+
+    @pytest.mark.parametrize(
+        "kwargs",
+        [
+            {"extra_rules": {"acme_rule": "(unclosed " + SECRET_LIKE}},
+            {"extra_rules": {"acme_rule": "[" + SECRET_LIKE}},
+            {"extra_rules": {"acme_rule": "(?<=" + SECRET_LIKE + ")x"}},
+            {"extra_rules": {"acme_rule": SECRET_LIKE + "\\q"}},
+            {"extra_rules": {SECRET_LIKE: "x"}},
+            {"extra_rules": {"ok": "x", "Bad " + SECRET_LIKE: "x"}},
+            {"allow_patterns": ["ok", "(" + SECRET_LIKE]},
+            {"allow": [SECRET_LIKE, " "]},
+            {"pii": SECRET_LIKE},
+        ],
+    )
+    def test_errors_never_repeat_the_offending_text(self, kwargs: dict[str, object]) -> None:
+        """The message names the field and the problem, never the pattern, id or value."""
+        with pytest.raises(RedactionConfigError) as raised:
+            Redactor.from_config(**kwargs)  # type: ignore[arg-type]
+
+        message = str(raised.value)
+        assert (False, False, False) == (
+            SECRET_LIKE in message,
+            SECRET_LIKE[:8] in message,
+            "\n" in message,
         )
 
     def test_config_error_is_a_value_error(self) -> None:

@@ -183,18 +183,21 @@ class Redactor:
             RedactionConfigError: a rule id is not snake_case or is a default id, a pattern
                 is not valid RE2 (lookaround and backreferences are not) or matches empty
                 text, an allowlist entry is blank or not a string, or a sensitive key is
-                blank. The message names the rule id, entry or key.
+                blank. The message starts with the field path (`extra_rules.acme_token`,
+                `allow_patterns.2`, `extra_rules entry 3` for an id that is itself wrong)
+                and says the problem; it never repeats the offending text (a pattern, an
+                id, a value), since a configuration can hold secrets.
         """
         if not isinstance(pii, bool):
-            raise RedactionConfigError(f"redaction pii: must be true or false, not {pii!r}")
+            raise RedactionConfigError("pii: must be true or false")
         extra = _extra_specs(extra_rules or {})
         values = _allow_values(allow or [])
         patterns = _allow_patterns(allow_patterns or [])
         names = set(DEFAULT_SENSITIVE_KEYS)
-        for key in extra_sensitive_keys or []:
+        for i, key in enumerate(extra_sensitive_keys or []):
             folded = fold_key(key) if isinstance(key, str) else ""
             if not folded:
-                raise RedactionConfigError(f"redaction sensitive key {key!r}: must not be blank")
+                raise RedactionConfigError(f"extra_sensitive_keys.{i}: must not be blank")
             names.add(folded)
         redactor = cls.__new__(cls)
         try:
@@ -206,7 +209,9 @@ class Redactor:
                 pii=pii,
             )
         except re2.error as exc:  # a pattern RE2 parses but cannot combine into the gate
-            raise RedactionConfigError(f"redaction extra_rules: cannot compile: {exc}") from exc
+            raise RedactionConfigError(
+                f"extra_rules: the patterns cannot be compiled together: {_reason(exc)}"
+            ) from exc
         return redactor
 
     def _configure(
@@ -372,51 +377,62 @@ def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | Non
 def _extra_specs(extra_rules: Mapping[str, str]) -> list[Spec]:
     """Validate and compile the operator's rules (RE2), each named by its id in errors."""
     if not isinstance(extra_rules, Mapping):
-        raise RedactionConfigError("redaction extra_rules: must map rule ids to patterns")
+        raise RedactionConfigError("extra_rules: must map rule ids to patterns")
     reserved = {*RULES, "url_encoded"}
     specs = []
-    for rule_id, pattern in extra_rules.items():
+    for n, (rule_id, pattern) in enumerate(extra_rules.items(), start=1):
+        # A wrong id is named by its place, never echoed: it may be anything, a secret too.
         if not isinstance(rule_id, str) or _RULE_ID.fullmatch(rule_id) is None:
-            raise RedactionConfigError(f"redaction rule {rule_id!r}: id must be snake_case")
+            raise RedactionConfigError(
+                f"extra_rules entry {n}: rule id must be snake_case (a-z, 0-9, _; 1-64 chars)"
+            )
         if rule_id in reserved:
-            raise RedactionConfigError(f"redaction rule {rule_id!r}: id is already a default rule")
+            raise RedactionConfigError(f"extra_rules entry {n}: rule id is already a default rule")
+        where = f"extra_rules.{rule_id}"
         if not isinstance(pattern, str):
-            raise RedactionConfigError(f"redaction rule {rule_id!r}: pattern must be a string")
+            raise RedactionConfigError(f"{where}: pattern must be a string")
         try:
             regex = compile_pattern(pattern)
         except re2.error as exc:
             raise RedactionConfigError(
-                f"redaction rule {rule_id!r}: invalid regex (RE2 syntax: no lookaround or "
-                f"backreferences): {_reason(exc)}"
+                f"{where}: invalid regex (RE2 syntax: no lookaround or backreferences): "
+                f"{_reason(exc)}"
             ) from exc
         if regex.fullmatch("") is not None:
-            raise RedactionConfigError(f"redaction rule {rule_id!r}: pattern matches empty text")
+            raise RedactionConfigError(f"{where}: pattern matches empty text")
         secret = regex.groupindex.get("secret", 0)
         specs.append(Spec(rule_id, "operator rule", pattern, pattern, secret=(secret,)))
     return specs
 
 
 def _allow_values(allow: Sequence[str]) -> frozenset[str]:
-    for value in allow:
+    for i, value in enumerate(allow):
         if not isinstance(value, str) or not value.strip():
-            raise RedactionConfigError(f"redaction allow entry {value!r}: must not be blank")
+            raise RedactionConfigError(f"allow.{i}: must be a non-blank string")
     return frozenset(allow)
 
 
 def _allow_patterns(patterns: Sequence[str]) -> tuple[Any, ...]:
     compiled = []
-    for pattern in patterns:
+    for i, pattern in enumerate(patterns):
         if not isinstance(pattern, str) or not pattern:
-            raise RedactionConfigError(f"redaction allow pattern {pattern!r}: must not be blank")
+            raise RedactionConfigError(f"allow_patterns.{i}: must be a non-blank string")
         try:
             compiled.append(compile_pattern(pattern))
         except re2.error as exc:
             raise RedactionConfigError(
-                f"redaction allow pattern {pattern!r}: invalid regex (RE2 syntax): {_reason(exc)}"
+                f"allow_patterns.{i}: invalid regex (RE2 syntax): {_reason(exc)}"
             ) from exc
     return tuple(compiled)
 
 
 def _reason(exc: Exception) -> str:
-    reason = exc.args[0] if exc.args else exc
-    return reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+    """RE2's complaint without the pattern piece it quotes (`missing ): (unclosed` → `missing )`).
+
+    RE2 ends its messages with the offending part of the pattern after `: `; a pattern may
+    hold a secret (an operator's rule written around a real key), so only the kind is kept.
+    """
+    reason = exc.args[0] if exc.args else ""
+    text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+    kind = text.partition(": ")[0].strip()
+    return kind if kind and kind.isprintable() and len(kind) <= 60 else "not valid RE2"
