@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import socket
 import threading
 import time
@@ -20,6 +22,8 @@ from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemet
 from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
 from zeroclaw_obs.observability.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
+
+from ..conftest import make_replay
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 EXPORT_TIMEOUT_S = 3.0
@@ -293,4 +297,34 @@ class TestSilentCollectorLoss:
                 "telemetry: 5 spans dropped (exporter timed out)"
             )
         finally:
+            blackhole.close()
+
+    def test_an_interrupt_ends_the_flush_and_gives_every_span_up(self):
+        """Ctrl-C while the exit flush waits on a silent collector: the interrupt propagates,
+        the spans held are counted as timed out at once, and the SDK's own shutdown (what
+        runs at interpreter exit) no longer waits for the collector."""
+        blackhole = Blackhole()
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            telemetry = setup_telemetry(
+                TelemetryOptions(
+                    trace_tree=False, env=env_for("http/protobuf", blackhole.endpoint)
+                ),
+                redactor=Redactor(),
+            )
+            outcome = asyncio.run(make_replay(SCENARIO, observer=telemetry.observer).run())
+            assert "final" == outcome.kind.value
+
+            def interrupt_once_exporting() -> None:
+                blackhole.socket.settimeout(30)
+                blackhole.connections.append(blackhole.socket.accept()[0])
+                os.kill(os.getpid(), signal.SIGINT)
+
+            threading.Thread(target=interrupt_once_exporting, daemon=True).start()
+            with pytest.raises(KeyboardInterrupt):
+                telemetry.shutdown(timeout_s=30.0)
+            assert {"traces": 5} == dict(telemetry.health.snapshot().timed_out)
+            telemetry.tracer_provider.shutdown()
+        finally:
+            signal.signal(signal.SIGINT, previous)
             blackhole.close()

@@ -34,7 +34,12 @@ from .metrics import MetricsObserver, MetricsServer, render_metrics, serve_metri
 from .observer import MultiObserver, Observer
 from .progress import ProgressObserver
 from .trace_tree import TraceTreeObserver
-from .tracer_setup import build_tracer_provider, content_capture_from_env, shutdown_tracing
+from .tracer_setup import (
+    abandon_tracing,
+    build_tracer_provider,
+    content_capture_from_env,
+    shutdown_tracing,
+)
 from .tracing import SpanObserver
 
 __all__ = ["Telemetry", "TelemetryOptions", "default_exporter_env", "setup_telemetry"]
@@ -116,7 +121,10 @@ class Telemetry:
     def shutdown(self, timeout_s: float = 5.0) -> bool:
         """Flush spans (within `timeout_s`) and log lines, stop the metrics server, detach logging.
 
-        Never raises and never waits longer than the deadline for an exporter.
+        Never raises and never waits longer than the deadline for an exporter. An interrupt
+        (`KeyboardInterrupt`, a second Ctrl-C) ends the flush at once: every queue gives up
+        (what it held is counted as lost), so nothing waits for the collector at interpreter
+        exit either, and the interrupt propagates.
 
         Returns:
             True when every span was flushed in time.
@@ -124,6 +132,13 @@ class Telemetry:
         if self._closed:
             return True
         self._closed = True
+        try:
+            return self._flush(timeout_s)
+        except BaseException:
+            self._abandon()
+            raise
+
+    def _flush(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         flushed = True
         if self.span_observer is not None:
@@ -142,6 +157,19 @@ class Telemetry:
             with contextlib.suppress(OSError, ValueError):  # a full disk, a closed stream
                 self.log_stream.flush()
         return flushed
+
+    def _abandon(self) -> None:
+        """Stop every queue and server now, without waiting; never raises."""
+        with contextlib.suppress(Exception):
+            abandon_tracing(self.tracer_provider)
+        if self.log_queue is not None:
+            with contextlib.suppress(Exception):
+                self.log_queue.shutdown(0.0)
+        if self.metrics_server is not None:
+            with contextlib.suppress(Exception):
+                self.metrics_server.close()
+        if self.log_handler is not None:
+            logging.getLogger().removeHandler(self.log_handler)
 
 
 _SDK_LOGGERS = ("opentelemetry.sdk", "opentelemetry.exporter")

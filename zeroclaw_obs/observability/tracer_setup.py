@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_EXPORT_TIMEOUT_S",
     "DEFAULT_SERVICE_NAME",
     "ContentCapture",
+    "abandon_tracing",
     "build_resource",
     "build_span_exporters",
     "build_tracer_provider",
@@ -299,9 +300,20 @@ def shutdown_tracing(provider: TracerProvider | None, timeout_s: float = 5.0) ->
     worker.start()
     worker.join(max(timeout_s, 0.0))
     if worker.is_alive():
-        for processor in _PROCESSORS.get(provider, ()):
-            processor.abandon()
+        abandon_tracing(provider)
     return outcome == [True]
+
+
+def abandon_tracing(provider: TracerProvider | None) -> None:
+    """Give up on every span `provider`'s batch processors still hold, now, without waiting.
+
+    What they held is counted as dropped and timed out; a later `shutdown` (the SDK's own at
+    interpreter exit included) returns at once instead of waiting on a stuck export.
+    """
+    if provider is None:
+        return
+    for processor in _PROCESSORS.get(provider, ()):
+        processor.abandon()
 
 
 def _first(env: Mapping[str, str], *names: str) -> str | None:
