@@ -22,6 +22,7 @@ from zeroclaw_obs.observability.metrics import (
 )
 from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
+from zeroclaw_obs.redaction import Redactor
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 WEATHER = {
@@ -261,6 +262,53 @@ class TestLlmMetrics:
         observer.on_event(llm_response(success=False, error="ProviderError"))
         labels = {"provider": "openai", "model": "gpt", "success": "false"}
         assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
+
+
+class TestLabelRedaction:
+    """Label values are payloads: with a redactor they are redacted, then cut (issue 10)."""
+
+    def test_model_and_provider_labels_are_redacted(self, registry):
+        """A token in a model or provider name never reaches the exposition."""
+        observer = MetricsObserver(registry, redactor=Redactor())
+        observer.on_event(llm_response(provider=f"p {SECRET}", model=f"m/{SECRET}"))
+        exposition = render_metrics(registry, openmetrics=True).decode()
+        assert SECRET not in exposition
+        assert 'model="m/[REDACTED:github_token]"' in exposition
+
+    def test_a_label_is_redacted_before_it_is_cut(self, registry):
+        """A token across the `LABEL_LIMIT` cut leaves no piece: redaction sees it whole."""
+        model = "m" * (LABEL_LIMIT - 10) + " " + SECRET
+        observer = MetricsObserver(registry, redactor=Redactor())
+        observer.on_event(llm_response(model=model))
+        exposition = render_metrics(registry, openmetrics=True).decode()
+        assert SECRET[:10] not in exposition
+
+    def test_each_label_set_is_redacted_once(self, registry):
+        """The redactor runs when a child is created, not for every event."""
+        redactor = CountingRedactor()
+        observer = MetricsObserver(registry, redactor=redactor)
+        observer.on_event(llm_response())
+        first = redactor.calls
+        for _ in range(5):
+            observer.on_event(llm_response())
+        assert first == redactor.calls
+
+    def test_tool_label_is_the_shown_name(self, registry):
+        """`tool_label` gives the redacted, cut name of a registry tool."""
+        observer = MetricsObserver(registry, redactor=Redactor())
+        assert "t.[REDACTED:github_token]" == observer.tool_label(f"t.{SECRET}")
+
+
+class CountingRedactor(Redactor):
+    """The default redactor, counting `redact_text` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def redact_text(self, text: str) -> str:
+        self.calls += 1
+        return super().redact_text(text)
 
 
 class TestTurnMetrics:

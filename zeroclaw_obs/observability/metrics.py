@@ -10,6 +10,10 @@ Risky parts:
   bounded: a tool name the model invented is `unknown`, outcomes and rule ids come from enums or
   configuration, free strings that should be enums fall back to `other`, and every value is cut
   at `LABEL_LIMIT` characters. Never label by turn id, call id, argument or result.
+- Label values are payloads too: a tool, provider or model name is the operator's text and can
+  hold a token. The engine already sends their redacted forms; with a `redactor`, each value is
+  also redacted here (then cut, never cut then redacted), once per distinct label set, when its
+  child is first created, so the per-event cost stays one dict lookup.
 - `on_event` runs on the turn's path. It only increments in-memory counters; it never blocks,
   and it never raises (a failure is counted in `errors`).
 - Exemplar ids come from the tracing side through the small `SpanIds` protocol. Tracing must see
@@ -22,7 +26,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
@@ -43,6 +47,9 @@ from .events import (
 )
 from .health import HealthCounter, Signal, TelemetryHealth
 from .span_ids import Ids, SpanIdCache, SpanIds
+
+if TYPE_CHECKING:
+    from ..redaction import Redactor
 
 __all__ = [
     "APPROVAL_WAIT_BUCKETS",
@@ -102,6 +109,18 @@ def _bounded(value: str) -> str:
     return value[:LABEL_LIMIT]
 
 
+def _label_shower(redactor: Redactor | None) -> Callable[[str], str]:
+    """`value → cut(redact(value))`, or the cut alone without a redactor."""
+    if redactor is None:
+        return _bounded
+    redact = redactor.redact_text
+
+    def shown(value: str) -> str:
+        return _bounded(redact(value))
+
+    return shown
+
+
 def _one_of(value: str, allowed: frozenset[str]) -> str:
     return value if value in allowed else _OTHER
 
@@ -118,20 +137,23 @@ class _Children:
 
     `labels()` validates the values and takes the metric's lock on every call; a child never
     changes once created (nothing here removes one), so the first answer is kept. The label
-    values are bounded (see the module docstring), and with them this dict.
+    values are bounded (see the module docstring), and with them this dict. The values a
+    child is created with are `shown(value)`: redacted, then cut at `LABEL_LIMIT`.
     """
 
-    __slots__ = ("_children", "_labels")
+    __slots__ = ("_children", "_labels", "_shown")
 
-    def __init__(self, metric: Counter | Histogram) -> None:
+    def __init__(self, metric: Counter | Histogram, shown: Callable[[str], str]) -> None:
         self._labels = metric.labels
+        self._shown = shown
         self._children: dict[tuple[str, ...], Any] = {}
 
     def __call__(self, *values: str) -> Any:
-        """The child for these label values (as `metric.labels(*values)`)."""
+        """The child for these label values (as `metric.labels(*map(shown, values))`)."""
         child = self._children.get(values)
         if child is None:
-            child = self._children[values] = self._labels(*values)
+            shown = self._shown
+            child = self._children[values] = self._labels(*(shown(v) for v in values))
         return child
 
 
@@ -190,6 +212,9 @@ class MetricsObserver:
         health: the export side's counters, for `zeroclaw_telemetry_dropped_total`; when it
             is a `TelemetryHealth`, events this observer fails on are counted there too
             (`observer_errors`, signal `metrics`).
+        redactor: the runtime's one redactor; each label value is redacted, then cut, when
+            its child is first created. None cuts only (the engine's events already carry
+            redacted names).
 
     Raises:
         ValueError: the registry already holds one of these metric names.
@@ -202,8 +227,10 @@ class MetricsObserver:
         span_ids: SpanIds | None = None,
         known_tools: Callable[[str], bool] | None = None,
         health: HealthSource | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.errors = 0
+        self._shown = _label_shower(redactor)
         """Events that failed to record (never raised into the turn)."""
         self._health = health if isinstance(health, TelemetryHealth) else None
         self._ids = SpanIdCache(span_ids)
@@ -223,7 +250,7 @@ class MetricsObserver:
     def _build_metrics(self, registry: CollectorRegistry) -> None:
         # Labelled metrics are kept as `_Children`: call them with the label values.
         def counter(name: str, doc: str, labels: tuple[str, ...]) -> _Children:
-            return _Children(Counter(name, doc, labels, registry=registry))
+            return _Children(Counter(name, doc, labels, registry=registry), self._shown)
 
         def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
             return Histogram(name, doc, registry=registry, buckets=buckets)
@@ -231,7 +258,9 @@ class MetricsObserver:
         def histograms(
             name: str, doc: str, labels: tuple[str, ...], buckets: tuple[float, ...]
         ) -> _Children:
-            return _Children(Histogram(name, doc, labels, registry=registry, buckets=buckets))
+            return _Children(
+                Histogram(name, doc, labels, registry=registry, buckets=buckets), self._shown
+            )
 
         self._tool_calls = counter(
             "zeroclaw_tool_calls_total", "Tool result slots closed.", ("tool", "outcome")
@@ -300,18 +329,21 @@ class MetricsObserver:
             counts: `{rule_id: count}`; rule ids come from the redactor's configuration.
             surface: a fixed name chosen by the caller, never data.
         """
-        label = _bounded(surface)
         for rule, count in counts.items():
             if count > 0:
-                self._redactions(_bounded(rule), label).inc(count)
+                self._redactions(rule, surface).inc(count)
 
     def tool_label(self, name: str, *, known: bool = True) -> str:
-        """The bounded `tool` label: the name if the registry knows it, else `unknown`."""
+        """The `tool` label as written: the name (redacted, cut) if the registry knows it,
+        else `unknown`."""
+        return self._shown(self._tool(name, known=known))
+
+    def _tool(self, name: str, *, known: bool = True) -> str:
         if not known or not name:
             return UNKNOWN_TOOL
         if self._known_tools is not None and not self._known_tools(name):
             return UNKNOWN_TOOL
-        return _bounded(name)
+        return name
 
     def _on_agent_start(self, event: AgentStart) -> None:
         self._ids.remember(event.correlation.turn_id)
@@ -322,7 +354,7 @@ class MetricsObserver:
         self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids))
 
     def _on_llm_response(self, event: LlmResponse) -> None:
-        provider, model = _bounded(event.provider), _bounded(event.model)
+        provider, model = event.provider, event.model
         ids = self._ids.lookup(event.correlation.turn_id)
         success = "true" if event.success else "false"
         self._llm_requests(provider, model, success).inc(exemplar=_exemplar(ids))
@@ -336,7 +368,7 @@ class MetricsObserver:
     def _on_tool_call(self, event: ToolCall) -> None:
         ids = self._ids.forget(event.correlation.turn_id, event.tool_call_id)
         exemplar = _exemplar(ids)
-        tool = self.tool_label(event.tool, known=event.known_tool)
+        tool = self._tool(event.tool, known=event.known_tool)
         outcome = event.outcome.value
         self._tool_calls(tool, outcome).inc(exemplar=exemplar)
         self._tool_duration(tool, outcome).observe(event.duration_s, exemplar=exemplar)
@@ -346,7 +378,7 @@ class MetricsObserver:
             self.count_redactions(event.redaction_counts, _TOOL_RESULT_SURFACE)
 
     def _on_approval(self, event: ApprovalDecision) -> None:
-        tool = self.tool_label(event.tool)
+        tool = self._tool(event.tool)
         decision = _one_of(event.decision, _DECISIONS)
         surface = _one_of(event.surface, _SURFACES)
         self._approvals(tool, decision, surface).inc()
