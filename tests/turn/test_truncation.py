@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.turn.truncation import (
@@ -174,3 +176,22 @@ class TestBoundResultLargeResults:
         bounded = bound_result(text, DEFAULT_LIMIT, Redactor())
         assert [] == leaked(PEM_BODY, bounded.text)
         assert 0 == bounded.dropped_chars
+
+
+class TestBoundResultProperties:
+    @settings(max_examples=150, deadline=None)
+    @given(
+        kind=st.sampled_from(sorted(SECRETS)),
+        before=st.integers(min_value=0, max_value=900),
+        after=st.integers(min_value=0, max_value=900),
+        limit=st.integers(min_value=1, max_value=700),
+    )
+    def test_redact_then_cut_for_any_position_and_limit(self, kind, before, after, limit):
+        """For any placement and limit: exactly `truncate(redact(text))`, and no secret piece."""
+        block, secret = SECRETS[kind]
+        text = filler(before) + "\n" + block + "\n" + filler(after)
+        redactor = Redactor()
+        expected, dropped = truncate(redactor.redact_text(text), limit)
+        bounded = bound_result(text, limit, redactor)
+        assert (expected, dropped) == (bounded.text, bounded.dropped_chars)
+        assert [] == leaked(secret, bounded.text)
