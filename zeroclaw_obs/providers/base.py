@@ -21,7 +21,8 @@ class NativeToolCall:
     """A structured tool call as a native provider returns it."""
 
     id: str | None
-    """The provider's call id; None gets a fresh UUID4 at preparation."""
+    """The provider's call id; None gets a fresh UUID4 at parse. An id the redactor changes
+    is replaced by its redacted form plus a per-turn suffix (`turn.parse.CallIds`)."""
 
     name: str
     """The name the model called; may be unknown, excluded or a short MCP name."""
@@ -73,10 +74,11 @@ class Provider(ABC):
     """
 
     name: str = "provider"
-    """`gen_ai.provider.name` on spans and the `provider` metric label."""
+    """`gen_ai.provider.name` on spans and the `provider` metric label, in its redacted form
+    (`turn.context.ShownNames`): an operator's name is a payload like any other."""
 
     model: str = "unknown"
-    """`gen_ai.request.model`."""
+    """`gen_ai.request.model` (redacted the same way)."""
 
     native_tools: bool = True
     """True: tool specs travel natively. False: the text protocol in the system prompt."""
