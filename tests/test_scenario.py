@@ -8,7 +8,19 @@ import pytest
 
 from zeroclaw_obs.config import ApprovalMode, MaxIterationBehavior, ReplaceWith, RuntimeConfig
 from zeroclaw_obs.errors import ConfigError
+from zeroclaw_obs.replay import build_replay
 from zeroclaw_obs.scenario import load_scenario, parse_scenario
+
+TOKEN = "ghp_" + "aB3dE5fG7h" * 3 + "iJ1kL2"
+"""A synthetic GitHub token: the payload an error line must never repeat."""
+
+MINIMAL = "user: hi\nresponses: [{text: ok}]\n"
+
+
+def json_scenario(field: str, value: str) -> str:
+    """A minimal JSON scenario with one more field, its value as raw JSON text."""
+    return '{"user": "x", "responses": [{"text": "x"}], "' + field + '": ' + value + "}"
+
 
 DESIGN_EXAMPLE = """
 agent: {alias: demo, channel: cli}
@@ -95,7 +107,10 @@ class TestScenarioErrors:
         [
             ({"responses": [{"text": "x"}]}, "s: user: Field required"),
             ({"user": "x", "responses": []}, "s: responses: List should have at least 1 item"),
-            ({"user": "x", "responses": [{"text": "x"}], "extra": 1}, "s: extra: unknown field"),
+            (
+                {"user": "x", "responses": [{"text": "x"}], "extra": 1},
+                "s: (top level): unknown field (key 3)",
+            ),
             (
                 {"user": "x", "responses": [{"text": "x"}], "config": {"approval": {"mode": "x"}}},
                 "s: config.approval.mode: Input should be",
@@ -114,10 +129,64 @@ class TestScenarioErrors:
         assert "\n" not in str(info.value)
 
     def test_duplicate_tool_names(self):
-        """Two tools with one name are rejected, naming it."""
-        tool = {"name": "t", "responses": [{"default": {"output": "x"}}]}
-        with pytest.raises(ConfigError, match="duplicate tool names: t"):
-            parse_scenario({"user": "x", "responses": [{"text": "x"}], "tools": [tool, tool]}, "s")
+        """Two tools with one name are rejected, pointing at both places, not naming it."""
+        tool = {"name": TOKEN, "responses": [{"default": {"output": "x"}}]}
+        data = {"user": "x", "responses": [{"text": "x"}], "tools": [tool, {"name": "b"}, tool]}
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "s")
+        assert "s: tools.2.name: duplicate tool name (the same as tools.0.name)" == str(info.value)
+
+    def test_duplicate_of_an_mcp_wrapper(self):
+        """A scripted tool named like an MCP wrapper (`server__tool`) is a duplicate."""
+        data = {
+            "user": "x",
+            "responses": [{"text": "x"}],
+            "tools": [{"name": "wx__f"}],
+            "mcp_servers": [{"name": "wx", "tools": [{"name": "f"}]}],
+        }
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "s")
+        assert "s: mcp_servers.0.tools.0.name: duplicate tool name (the same as tools.0.name)" == (
+            str(info.value)
+        )
+
+    def test_tool_search_beside_a_deferred_server(self):
+        """`tool_search` is the built-in beside a deferred MCP server: a scripted one is refused."""
+        data = {
+            "user": "x",
+            "responses": [{"text": "x"}],
+            "tools": [{"name": "tool_search"}],
+            "mcp_servers": [{"name": "wx", "deferred": True, "tools": [{"name": "f"}]}],
+        }
+        with pytest.raises(ConfigError, match=r"^s: tools\.0\.name: `tool_search` is the built-in"):
+            parse_scenario(data, "s")
+        data["mcp_servers"][0]["deferred"] = False
+        assert "tool_search" == parse_scenario(data, "s").tools[0].name
+
+    @pytest.mark.parametrize(
+        ("mutate", "where"),
+        [
+            (lambda d: d.update(tools=[{"name": ""}]), "tools.0.name"),
+            (lambda d: d.update(tools=[{"name": " \t\n"}]), "tools.0.name"),
+            (lambda d: d.update(mcp_servers=[{"name": "  ", "tools": [{"name": "f"}]}]), None),
+            (lambda d: d.update(mcp_servers=[{"name": "s", "tools": [{"name": " "}]}]), None),
+            (lambda d: d.update(agent={"alias": " "}), "agent.alias"),
+            (lambda d: d.update(agent={"channel": ""}), "agent.channel"),
+            (lambda d: d.update(provider={"name": "\t"}), "provider.name"),
+            (lambda d: d.update(provider={"model": " "}), "provider.model"),
+            (lambda d: d.update(config={"model": " "}), "config.model"),
+            (lambda d: d.update(config={"approval": {"auto_approve": [""]}}), None),
+        ],
+    )
+    def test_blank_names(self, mutate, where):
+        """An empty or whitespace-only name is refused at load, so building never fails on it."""
+        data = {"user": "x", "responses": [{"text": "x"}]}
+        mutate(data)
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "s")
+        assert "blank" in str(info.value)
+        if where is not None:
+            assert str(info.value).startswith(f"s: {where}: ")
 
     @pytest.mark.parametrize(
         "rule",
@@ -175,3 +244,178 @@ class TestJitter:
         with pytest.raises(ConfigError, match=r"tools\.0\.responses\.0") as info:
             parse_scenario(self.scenario(rule), "s")
         assert fragment in str(info.value)
+
+
+class TestBadInputIsOneLine:
+    """Item 14: any bad input is one ConfigError line; none quotes the input."""
+
+    def load(self, tmp_path, text: str, name: str = "s.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError) as info:
+            load_scenario(path)
+        line = str(info.value)
+        assert line.startswith(f"{path}: ")
+        assert "\n" not in line
+        assert TOKEN[4:14] not in line
+        return line[len(str(path)) + 2 :]
+
+    @pytest.mark.parametrize(
+        ("text", "where"),
+        [
+            (MINIMAL + "cancel_after_ms: .inf\n", "cancel_after_ms"),
+            (MINIMAL + "cancel_after_ms: .nan\n", "cancel_after_ms"),
+            ("user: hi\nresponses: [{text: ok, delay_ms: .inf}]\n", "responses.0.delay_ms"),
+            ("user: hi\nresponses: [{text: ok, delay_ms: 1e999}]\n", "responses.0.delay_ms"),
+            (
+                MINIMAL + "tools: [{name: t, responses: [{default: {output: x, delay_ms: .inf}}]}]",
+                "tools.0.responses.0.default.delay_ms",
+            ),
+            (
+                MINIMAL + "tools: [{name: t, responses: [{when: {}, output: x, jitter_ms: .nan}]}]",
+                "tools.0.responses.0.jitter_ms",
+            ),
+            (MINIMAL + "config: {tool_timeout_s: .inf}\n", "config.tool_timeout_s"),
+            (
+                MINIMAL + "config: {approval: {backchannel_timeout_s: -.inf}}\n",
+                "config.approval.backchannel_timeout_s",
+            ),
+        ],
+    )
+    def test_durations_must_be_finite(self, tmp_path, text, where):
+        """`.inf`, NaN or an overflowing float where a duration is read is refused, naming it."""
+        assert f"{where}: Input should be a finite number" == self.load(tmp_path, text)
+
+    def test_json_nan_and_infinity(self, tmp_path):
+        """JSON's non-standard NaN and Infinity are refused where a duration is read."""
+        for token in ("NaN", "Infinity", "-Infinity"):
+            text = json_scenario("cancel_after_ms", token)
+            assert "cancel_after_ms: Input should be a finite number" == self.load(
+                tmp_path, text, "s.json"
+            )
+
+    @pytest.mark.parametrize(
+        ("name", "text", "expected"),
+        [
+            (
+                "s.json",
+                json_scenario("cancel_after_ms", "9" * 5000),
+                "malformed JSON: an integer has more than 4300 digits",
+            ),
+            (
+                "s.yaml",
+                MINIMAL + "cancel_after_ms: " + "9" * 5000 + "\n",
+                "malformed YAML: line 3 column 18: an integer of more than 4300 characters",
+            ),
+            (
+                "s.yaml",
+                MINIMAL + "cancel_after_ms: 0x" + "f" * 4000 + "\n",
+                "malformed YAML: line 3 column 18: an integer of more than 4300 digits",
+            ),
+            (
+                "s.json",
+                json_scenario("description", "[" * 10_000 + "]" * 10_000),
+                "malformed JSON: nested deeper than 64 levels",
+            ),
+            (
+                "s.json",
+                json_scenario("description", "[" * 100 + "]" * 100),
+                "description.0.0.0: nested deeper than 64 levels",
+            ),
+            (
+                "s.yaml",
+                MINIMAL + "description: " + "[" * 10_000 + "]" * 10_000 + "\n",
+                "malformed YAML: line 3 column 77: nested deeper than 64 levels",
+            ),
+            (
+                "s.yaml",
+                MINIMAL + "description: " + "{a: " * 10_000 + "1" + "}" * 10_000 + "\n",
+                "malformed YAML: line 3 column 263: nested deeper than 64 levels",
+            ),
+            (
+                "s.yaml",
+                MINIMAL + "".join(f"{' ' * i}- \n" for i in range(0, 20_000, 2)),
+                None,
+            ),
+        ],
+    )
+    def test_huge_numbers_and_deep_nesting(self, tmp_path, name, text, expected):
+        """5,000-digit integers and 10,000-deep nesting are one line, never a traceback."""
+        line = self.load(tmp_path, text, name)
+        if expected is not None:
+            assert expected == line
+
+    def test_alias_bomb_is_refused_while_composing(self, tmp_path):
+        """A billion-laughs file is refused once its expanded size passes the bound."""
+        lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+        lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
+        text = "\n".join(lines) + "\n" + MINIMAL
+        assert self.load(tmp_path, text).endswith(
+            "more than 100000 values (after expanding aliases)"
+        )
+
+    def test_merge_key_bomb_is_refused(self, tmp_path):
+        """Merge keys that double a mapping at each level are bounded like aliases."""
+        lines = ["m0: &m0 {a: 1, b: 2}"]
+        lines += [f"m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}]}}" for i in range(1, 40)]
+        text = "\n".join(lines) + "\n" + MINIMAL
+        assert "more than 100000 values" in self.load(tmp_path, text)
+
+    def test_a_node_containing_itself_is_refused(self, tmp_path):
+        """An alias inside its own anchor (a structure containing itself) is refused."""
+        text = MINIMAL + "description: &a [1, *a]\n"
+        assert "an alias refers to a node that contains it" in self.load(tmp_path, text)
+
+    def test_shared_aliases_within_bounds_load(self, tmp_path):
+        """Aliases are fine while the expanded file stays within the bounds."""
+        text = "user: hi\nresponses: [&r {text: ok}, *r, *r]\n"
+        path = tmp_path / "s.yaml"
+        path.write_text(text)
+        assert 3 == len(load_scenario(path).responses)
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            (MINIMAL + f"description: *{TOKEN}\n", "malformed YAML: line 3 column 14: found "),
+            (MINIMAL + f"description: !{TOKEN} x\n", "malformed YAML: line 3 column 14: could not"),
+            (MINIMAL + f"description: &{TOKEN} [&{TOKEN} 1]\n", "malformed YAML: line 3 column"),
+            (MINIMAL + f"{TOKEN}: 1\n", "(top level): unknown field (key 3)"),
+            (MINIMAL + f"agent: {{alias: a, {TOKEN}: 1}}\n", "agent: unknown field (key 2)"),
+            (MINIMAL + f"config: {{redaction: {{{TOKEN}: 1}}}}\n", "config.redaction: unknown"),
+            (
+                MINIMAL + f"tools: [{{name: t, responses: [{{when: {{{TOKEN}: !!binary aGk=}}, "
+                "output: x}]}]\n",
+                "tools.0.responses.0.when.<key 1>: bytes values are not allowed (JSON data only)",
+            ),
+            (MINIMAL + "description: {1: a}\n", "description.<key 1>: keys must be strings"),
+        ],
+    )
+    def test_lines_never_quote_the_input(self, tmp_path, text, expected):
+        """Parser and validation lines name the place and the problem, never a key or value."""
+        assert self.load(tmp_path, text).startswith(expected)
+
+    def test_unreadable_files(self, tmp_path):
+        """Bytes that are not UTF-8, a directory or a NUL in the path are ConfigErrors too."""
+        binary = tmp_path / "s.yaml"
+        binary.write_bytes(b"user: \xff\xfe\n")
+        for path in (binary, tmp_path, tmp_path / "a\0b.yaml"):
+            with pytest.raises(ConfigError):
+                load_scenario(path)
+
+    def test_yaml_dates_stay_text(self, tmp_path):
+        """A YAML date is read as its text: model arguments are JSON, where a date is a string."""
+        path = tmp_path / "s.yaml"
+        path.write_text(
+            MINIMAL + "tools: [{name: t, responses: [{when: {day: 2026-12-03}, output: x}]}]\n"
+        )
+        assert {"day": "2026-12-03"} == load_scenario(path).tools[0].responses[0].when
+
+    def test_a_loaded_scenario_always_builds(self, tmp_path):
+        """What loads builds: names are checked at load, so the runtime never refuses one."""
+        path = tmp_path / "s.yaml"
+        path.write_text(
+            MINIMAL
+            + "tools: [{name: tool_search}, {name: wx__g}]\n"
+            + "mcp_servers: [{name: wx, deferred: false, tools: [{name: f}]}]\n"
+        )
+        build_replay(load_scenario(path))

@@ -4,18 +4,34 @@ This module owns the file format (pydantic models that forbid unknown fields), l
 YAML with one-line errors that name the file and the field, and building the runtime a scenario
 describes. A scenario is the developer's way to replay a recorded turn: the same file gives the
 same slots, events and history every time.
+
+Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
+one `ConfigError` line, whatever the bytes. The YAML loader is bounded: nesting deeper than
+`MAX_NESTING_DEPTH`, more than `MAX_INPUT_VALUES` values once aliases are expanded (an alias
+bomb), an alias inside its own anchor, or an integer past 4300 digits is refused while the file
+is composed, before anything is built from it. A name the runtime registers (tools, MCP
+servers) is checked here, so building the runtime never fails on a name.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .config import RuntimeConfig, load_error_line
+from .config import (
+    MAX_INPUT_VALUES,
+    MAX_NESTING_DEPTH,
+    FieldProblem,
+    RuntimeConfig,
+    check_input_shape,
+    load_error_line,
+    register_field_names,
+    scrub_parser_message,
+)
 from .errors import ConfigError
 
 __all__ = [
@@ -34,15 +50,30 @@ __all__ = [
 ]
 
 
+TOOL_SEARCH = "tool_search"
+"""The built-in tool offered beside deferred MCP servers; no scripted tool may take its name."""
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: delays and deadlines must be finite (`.inf` would hang the turn).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _not_blank(name: str) -> str:
+    if not name.strip():
+        raise ValueError("must not be blank")
+    return name
+
+
+_Name = Annotated[str, AfterValidator(_not_blank)]
+"""A name the runtime shows or registers: empty or whitespace-only is refused."""
 
 
 class ScenarioAgent(_Model):
     """Who runs the turn."""
 
-    alias: str = "agent"
-    channel: str = "cli"
+    alias: _Name = "agent"
+    channel: _Name = "cli"
 
 
 def _chosen_outcomes(
@@ -56,7 +87,9 @@ def _chosen_outcomes(
 class ScriptedOutcome(_Model):
     """What a scripted tool does: exactly one of output / error / raise / hang."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     output: str | None = None
     error: str | None = None
@@ -80,7 +113,9 @@ class ScriptedOutcome(_Model):
 class ScriptedRule(_Model):
     """`{when: {...}, output: ...}` or `{default: {...}}`; first matching rule wins."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     when: dict[str, Any] | None = None
     default: ScriptedOutcome | None = None
@@ -129,7 +164,7 @@ class ScriptedRule(_Model):
 class ScenarioTool(_Model):
     """A scripted tool: a name, a schema and its rules."""
 
-    name: str = Field(min_length=1)
+    name: _Name
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     responses: list[ScriptedRule] = Field(default_factory=list)
@@ -138,7 +173,7 @@ class ScenarioTool(_Model):
 class ScenarioMcpServer(_Model):
     """A scripted MCP server; tool `t` of server `s` is offered as `s__t`."""
 
-    name: str = Field(min_length=1)
+    name: _Name
     deferred: bool = False
     tools: list[ScenarioTool] = Field(default_factory=list)
 
@@ -147,8 +182,8 @@ class ScenarioProvider(_Model):
     """The scripted provider's capabilities."""
 
     native_tools: bool = True
-    name: str = "scripted"
-    model: str = "scripted-model"
+    name: _Name = "scripted"
+    model: _Name = "scripted-model"
 
 
 class ScenarioToolCall(_Model):
@@ -198,52 +233,194 @@ class Scenario(_Model):
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> Scenario:
-        names = [t.name for t in self.tools]
-        for server in self.mcp_servers:
-            names.extend(f"{server.name}__{t.name}" for t in server.tools)
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
+        # Names are payloads too: the problem points at the two places, never at the name.
+        seen: dict[str, tuple[str | int, ...]] = {}
+        for path, name in self._tool_names():
+            first = seen.setdefault(name, path)
+            if first != path:
+                where = ".".join(str(part) for part in first)
+                raise FieldProblem(path, f"duplicate tool name (the same as {where})")
+        if self._offers_tool_search():
+            for path, name in self._tool_names():
+                if name == TOOL_SEARCH:
+                    raise FieldProblem(
+                        path,
+                        f"`{TOOL_SEARCH}` is the built-in tool offered beside deferred MCP "
+                        "servers; choose another name",
+                    )
         return self
+
+    def _tool_names(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Every name the runtime registers, with where it comes from in the file."""
+        names: list[tuple[tuple[str | int, ...], str]] = [
+            (("tools", i, "name"), tool.name) for i, tool in enumerate(self.tools)
+        ]
+        for s, server in enumerate(self.mcp_servers):
+            names.extend(
+                (("mcp_servers", s, "tools", t, "name"), f"{server.name}__{tool.name}")
+                for t, tool in enumerate(server.tools)
+            )
+        return names
+
+    def _offers_tool_search(self) -> bool:
+        return any(server.deferred and server.tools for server in self.mcp_servers)
 
 
 def parse_scenario(data: Any, source: str) -> Scenario:
     """Validate already-decoded scenario data.
 
     Raises:
-        ConfigError: one line naming `source` and the first invalid field.
+        ConfigError: one line naming `source` and the first invalid field, never a value;
+            also for data past the input bounds (`check_input_shape`). Nothing else.
     """
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: (top level): expected a mapping, got {type(data).__name__}")
+    problem = check_input_shape(data)
+    if problem is not None:
+        raise ConfigError(f"{source}: {problem}")
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(load_error_line(source, exc)) from exc
+        raise ConfigError(load_error_line(source, exc, data, Scenario)) from None
 
 
 def load_scenario(path: Path | str, *, kind: Literal["auto", "json", "yaml"] = "auto") -> Scenario:
     """Load a scenario from a JSON or YAML file (`.json` is JSON, anything else YAML).
 
     Raises:
-        ConfigError: unreadable file, malformed JSON/YAML, or an invalid field (named).
+        ConfigError: unreadable file, malformed JSON/YAML, input past the bounds (nesting
+            deeper than `MAX_NESTING_DEPTH`, more than `MAX_INPUT_VALUES` values after alias
+            expansion, a recursive alias, an integer of more than 4300 digits), or an invalid
+            field. One line naming the file, never a value. Nothing else, whatever the bytes.
     """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text") from exc
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except ValueError:  # an embedded NUL in the path
+        raise ConfigError(f"{path}: cannot read: invalid path") from None
     use_json = kind == "json" or (kind == "auto" and path.suffix.lower() == ".json")
+    data = _decode_json(text, path) if use_json else _decode_yaml(text, path)
+    return parse_scenario(data, str(path))
+
+
+def _decode_json(text: str, path: Path) -> Any:
     try:
-        data = json.loads(text) if use_json else yaml.safe_load(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"{path}: malformed JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+            f"{path}: malformed JSON: line {exc.lineno} column {exc.colno}: "
+            f"{scrub_parser_message(exc.msg)}"
+        ) from None
+    except ValueError:  # int() past Python's 4300-digit conversion limit
+        raise ConfigError(f"{path}: malformed JSON: an integer has more than 4300 digits") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: malformed JSON: nested deeper than {MAX_NESTING_DEPTH} levels"
+        ) from None
+
+
+def _decode_yaml(text: str, path: Path) -> Any:
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ConfigError(f"{path}: malformed YAML: {where}{problem}") from exc
-    return parse_scenario(data, str(path))
+        problem = scrub_parser_message(exc.problem or type(exc).__name__)
+        raise ConfigError(f"{path}: malformed YAML: {where}{problem}") from None
+    except yaml.YAMLError as exc:  # reader errors: a character YAML does not allow
+        raise ConfigError(f"{path}: malformed YAML: {type(exc).__name__}") from None
+    except (ValueError, RecursionError):  # defence in depth: the loader's bounds come first
+        raise ConfigError(f"{path}: malformed YAML: a value past the loader's bounds") from None
+    finally:
+        loader.dispose()
+
+
+_MAX_INT_CHARS = 4300
+"""Longest integer literal read (Python refuses longer decimal conversions anyway)."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses what would expand or recurse without bound.
+
+    Composing counts each node once per place it is used: a node's expanded size is one plus
+    its children's, an alias adds the whole size of its anchor, and a document whose size
+    passes `MAX_INPUT_VALUES` is refused as it is composed, so a billion-laughs file fails in
+    microseconds instead of being walked later. Nesting past `MAX_NESTING_DEPTH` is refused
+    before the recursive composer goes deeper, and an alias to an anchor that is still open
+    (a structure containing itself) is refused. Timestamps stay strings (a model's arguments
+    are JSON, where a date is a string), and integers are read only up to 4300 characters.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            if target is not None and id(target) not in self._sizes:
+                raise yaml.composer.ComposerError(
+                    None, None, "an alias refers to a node that contains it", event.start_mark
+                )
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_NESTING_DEPTH:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"nested deeper than {MAX_NESTING_DEPTH} levels",
+                self.peek_event().start_mark,
+            )
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        size = 1 + sum(self._sizes.get(id(child), 1) for child in _children(node))
+        if size > MAX_INPUT_VALUES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"more than {MAX_INPUT_VALUES} values (after expanding aliases)",
+                node.start_mark,
+            )
+        self._sizes[id(node)] = size
+        return node
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _construct_bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    if len(node.value) > _MAX_INT_CHARS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of more than {_MAX_INT_CHARS} characters", node.start_mark
+        )
+    value = loader.construct_yaml_int(node)
+    # Hex, octal and sexagesimal literals can exceed 4300 decimal digits in fewer characters.
+    if value.bit_length() > _MAX_INT_CHARS * 3.33:
+        raise yaml.constructor.ConstructorError(
+            None, None, "an integer of more than 4300 digits", node.start_mark
+        )
+    return value
+
+
+def _construct_timestamp_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_bounded_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_text)
+
+register_field_names(Scenario)
