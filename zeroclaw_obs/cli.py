@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from ._entry import restore_default_signals
 from ._output_files import check_output_path, in_place, place, temp_beside, write_atomically
 from ._signals import Interrupted, SignalGuard, deferred_signals
 from ._terminal import ENCODING, ENCODING_ERRORS, printable, survive_any_text
@@ -293,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zeroclaw-obs` console script; returns the exit code."""
     args = _parser().parse_args(argv)
     if args.command == "redact":
+        restore_default_signals()
         return _redact_scan(args)
     for stream in (sys.stdout, sys.stderr):
         survive_any_text(stream)
