@@ -143,5 +143,5 @@ class TestRedactScanCommand:
         assert 2 == main(["redact", "scan", f"--config={config}", str(config)])
         err = capsys.readouterr().err
         assert "config.redaction" in err
-        assert "extra_rules.broken_rule: invalid regex" in err
+        assert (True, True) == ("extra_rules" in err, "invalid regex" in err)
         assert (False, 1) == ("Zq8Wx7" in err, err.count("\n"))

@@ -200,12 +200,71 @@ class TestPrivateKeyBlock:
 
         assert "[REDACTED:private_key_block]... output truncated" == Redactor().redact_text(text)
 
+    @pytest.mark.parametrize("newline", ["\n", "\\n", "\r\n"])
+    @pytest.mark.parametrize("between", ["{nl}", "{nl}{nl}", "", " "])
+    def test_unclosed_block_then_a_token_leaves_neither(self, newline: str, between: str) -> None:
+        """An unclosed block runs into a token: no key line and no piece of the token is left."""
+        token = "gh" + "p_" + R + "AbCdEfGh"
+        body = PEM_BODY.replace("\n", newline)
+        gap = between.format(nl=newline)
+        text = f"-----BEGIN RSA PRIVATE KEY-----{newline}{body}{gap}{token}{newline}more text"
+
+        redacted = Redactor().redact_text(text)
+
+        marker = "[REDACTED:github_token]" if gap else ""  # glued: one run, the block's
+        assert (True, True, False, False, False) == (
+            redacted.startswith("[REDACTED:private_key_block]"),
+            redacted.endswith(f"{marker}{newline}more text"),
+            "MIIE" in redacted or "St7" in redacted,
+            R[:8] in redacted or "AbCdEfGh" in redacted,
+            "_" + R[:4] in redacted,
+        )
+
+    def test_unclosed_block_on_one_line_goes_whole(self) -> None:
+        """A key whose line breaks became spaces is redacted through its last padded chunk."""
+        text = f"-----BEGIN PRIVATE KEY----- {PEM_BODY.replace(chr(10), ' ')} AQAB== is the key"
+
+        assert "[REDACTED:private_key_block] is the key" == Redactor().redact_text(text)
+
     def test_public_keys_and_certificates_are_kept(self) -> None:
         """PUBLIC KEY and CERTIFICATE blocks are public and survive."""
         text = (
             "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----\n"
             "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----"
         )
+
+        assert text == Redactor().redact_text(text)
+
+
+class TestLineContinuation:
+    @pytest.mark.parametrize(
+        "template",
+        [
+            "{a}\\\n{b}",
+            "echo {a}\\\n{b} | gh auth login --with-token",
+            "curl -H 'Authorization: token {a}\\\n{b}' https://api.github.com",
+            "export GH={a}\\\n    {b} && make",
+            "{a}\\\r\n{b}",
+            '{{"command": "echo {a}\\\\\\n{b}"}}',
+        ],
+    )
+    @pytest.mark.parametrize("cut", [8, 12, 20, 30])
+    def test_a_token_split_by_a_continuation_goes_whole(self, template: str, cut: int) -> None:
+        """`ghp_abc\\<newline>def…` is one token: both halves and the break are replaced."""
+        token = "gh" + "p_" + R + "AbCdEfGh"
+        text = template.format(a=token[:cut], b=token[cut:])
+
+        redacted = Redactor().redact_text(text)
+
+        assert (1, False, False) == (
+            redacted.count("[REDACTED:github_token]"),
+            token[:cut] in redacted,
+            token[cut:] in redacted,
+        )
+
+    def test_continuations_between_words_are_kept(self) -> None:
+        """A multi-line shell command with no secret is left exactly as it was."""
+        text = "curl -X POST \\\n   -H 'Accept: json' \\\n  --data @body.json https://x.io"
 
         assert text == Redactor().redact_text(text)
 

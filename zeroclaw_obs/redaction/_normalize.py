@@ -23,12 +23,13 @@ too eager, and a fold that is too shy only loses a match.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 
 import re2
 
-__all__ = ["Folded", "fold", "fold_key", "utf8_safe"]
+__all__ = ["Folded", "fold", "fold_key", "has_continuation", "utf8_safe"]
 
 _INVISIBLE = (
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e"
@@ -84,6 +85,11 @@ def _fold_table() -> dict[int, int | None]:
 
 
 _TABLE = _fold_table()
+# A line continuation: a backslash and a line break, or the same written in a JSON string
+# (`\\\\\\n`: an escaped backslash, then an escaped newline). Right after a word, the
+# indentation of the next line goes too: a token wrapped for display (`ghp_abc\\`, then
+# `    def…`) reads whole. Linear: literals and one fixed-width lookbehind.
+_CONTINUATION = re.compile(r"(?:\\\r?\n|\\\\\\(?:r\\)?n)(?:(?<=[^\s\\]\\\n)[ \t]+)?")
 _INVISIBLE_RUN = re2.compile("[" + "".join(_INVISIBLE) + "]")
 _DELETED = frozenset(_INVISIBLE)
 
@@ -113,8 +119,17 @@ class Folded:
         return start + bisect_right(gaps, start), end + bisect_left(gaps, end)
 
 
+def has_continuation(text: str) -> bool:
+    """Whether `text` holds a line continuation (`\\` then a line break), raw or JSON-escaped."""
+    return "\\" in text and _CONTINUATION.search(text) is not None
+
+
 def fold(text: str) -> Folded:
     """Build the shadow of `text` (ASCII text is its own shadow, at the cost of one check).
+
+    Line continuations are deleted too, so a token split by `\\`-newline (in a shell
+    command, or the same command inside JSON) reads whole: `ghp_abc\\<newline>def…` is
+    matched as `ghp_abcdef…` and its marker replaces both halves and the break between.
 
     Args:
         text: any text.
@@ -122,6 +137,32 @@ def fold(text: str) -> Folded:
     Returns:
         The `Folded` pair; `shadow is text` when nothing needed folding.
     """
+    if "\\" in text:
+        joins = [m.span() for m in _CONTINUATION.finditer(text)]
+        if joins:
+            return _fold_joined(text, joins)
+    return _fold_chars(text)
+
+
+def _fold_joined(text: str, joins: list[tuple[int, int]]) -> Folded:
+    """`fold` for a text with line continuations at `joins` (sorted, disjoint spans)."""
+    pieces: list[str] = []
+    deleted: list[int] = []
+    last = 0
+    for start, end in joins:
+        pieces.append(text[last:start])
+        deleted.extend(range(start, end))
+        last = end
+    pieces.append(text[last:])
+    if not text.isascii():
+        deleted.extend(i for i, ch in enumerate(text) if ch in _DELETED)
+        deleted.sort()
+    shadow = "".join(pieces).translate(_TABLE)
+    return Folded(text, shadow, [i - k for k, i in enumerate(deleted)])
+
+
+def _fold_chars(text: str) -> Folded:
+    """`fold` without line continuations: one character folded or deleted at a time."""
     if text.isascii():
         return Folded(text, text, [])
     shadow = text.translate(_TABLE)

@@ -32,7 +32,7 @@ import re2
 
 from ._encoded import EncodedSecretRule, PercentEncodedRule
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
-from ._normalize import Folded, fold, fold_key, utf8_safe
+from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
 from ._pii import pii_specs
 from ._rules import context_specs, generic_spec, token_specs
 from ._scanner import (
@@ -225,7 +225,10 @@ class Redactor:
     ) -> None:
         self._keys = sensitive
         self._scanner = Scanner(
-            _chain(sensitive, extra, pii=pii), allow=allow, allow_patterns=allow_patterns
+            _chain(sensitive, extra, pii=pii),
+            allow=allow,
+            allow_patterns=allow_patterns,
+            clip_below=len(token_specs()) + len(extra),  # the formats, as `_chain` orders them
         )
 
         def allowed(value: str) -> bool:
@@ -350,7 +353,7 @@ class Redactor:
             structured = self._json(text, counts)
             if structured is not None:
                 return structured
-        if text.isascii():  # the common case: the text is its own shadow
+        if text.isascii() and not has_continuation(text):  # the common case: its own shadow
             found = self._scanner.scan(text)
             return _splice(Folded(text, text, []), found, counts) if found else text
         folded = fold(text)

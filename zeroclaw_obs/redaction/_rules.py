@@ -25,7 +25,7 @@ import base64
 import binascii
 from typing import Any
 
-from ._scanner import Check, Hit, Spec
+from ._scanner import LEAD, Check, Hit, Spec
 from ._validators import is_placeholder, is_uuid, looks_random
 
 __all__ = ["context_specs", "generic_spec", "token_specs"]
@@ -45,7 +45,7 @@ def _token(rule_id: str, description: str, pattern: str, trigger: str, **kw: Any
     token after it. Rules that pass `not_after` keep the older, stricter check.
     """
     if "not_after" not in kw:
-        pattern = rf"(?:^|[^A-Za-z0-9])(?:{pattern})"
+        pattern = rf"{LEAD}(?:{pattern})"
         kw["lead"] = True
     return Spec(rule_id, description, pattern, trigger, secret=(0,), **kw)
 
@@ -78,6 +78,31 @@ def _mixed_case_after(prefix_len: int) -> Check:
         return (hit.start, hit.end) if mixed and len(set(body)) >= 12 else None
 
     return check
+
+
+def _pem_block(hit: Hit) -> tuple[int, int] | None:
+    """An unclosed block whose last key line runs on into a token takes the whole run.
+
+    Its body is base64, so it stops at the `_` of `…St7ghp_…` (a token glued to the last key
+    line), and the rest of that run would be left as it was. A short piece after the last
+    break (`ghp` of a token on its own line) is left to the token's rule, which claims the
+    rest (see `resolve`), so the token keeps its own marker.
+    """
+    text, start, end = hit.text, hit.start, hit.end
+    if text.endswith("-----", start, end) and "-----END" in text[start:end]:
+        return start, end
+    if end >= len(text) or text[end] not in _TOKEN_CHARS:
+        return start, end
+    line = max(text.rfind(brk, start, end) for brk in ("\n", "\\n", " ", "\t", "-----"))
+    if end - line < _KEY_LINE_PIECE:
+        return start, end
+    while end < len(text) and text[end] in _TOKEN_CHARS:
+        end += 1
+    return start, end
+
+
+_KEY_LINE_PIECE = 12
+"""A last key line at least this long that runs on into a token is key material glued to it."""
 
 
 def _aws_secret(hit: Hit) -> tuple[int, int] | None:
@@ -158,9 +183,13 @@ def _following_is_not_token(hit: Hit) -> tuple[int, int] | None:
 def token_specs() -> list[Spec]:
     """The provider token formats, most specific first."""
     pem_body = r"(?:[A-Za-z0-9+/=\s]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*)"
-    # An unclosed block (a truncated key) is redacted through its base64 lines only: spaces
-    # end it, so the prose after a cut-off key survives.
-    open_body = r"(?:[A-Za-z0-9+/=\r\n]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*)"
+    # An unclosed block (a truncated key) is redacted through its base64 lines only. A space
+    # goes on only before a long base64 chunk (a key whose line breaks became spaces) or a
+    # padded last one, so the prose after a cut-off key survives.
+    open_body = (
+        r"(?:[A-Za-z0-9+/=\r\n]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*"
+        r"|[ \t]+[A-Za-z0-9+/]{16}|[ \t]+[A-Za-z0-9+/]{2,15}={1,2})"
+    )
     end = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     return [
         _token(
@@ -170,6 +199,7 @@ def token_specs() -> list[Spec]:
             rf"-----BEGIN[A-Z0-9 ]{{0,40}}PRIVATE KEY(?: BLOCK)?-----"
             rf"(?:{pem_body}*?{end}|{open_body}*)",
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY",
+            check=_pem_block,
             not_after="",
         ),
         _token(

@@ -70,6 +70,9 @@ Candidate = tuple[int, int, int, str]
 
 _MARKER_OR_RECEIPT = r"\[REDACTED:[a-z0-9_]{1,64}\]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}"
 _MARKER_TRIGGER = r"\[REDACTED:|zc-receipt-"
+LEAD = r"(?:^|[^A-Za-z0-9]|\\[nrt])"
+"""What may come right before a token (`Spec.lead`): the text's start, any character but a
+letter or digit, or a JSON escape (`\\n`, `\\r`, `\\t`), so `"…\\nghp_…"` holds a token."""
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _CLUSTER_LIMIT = 64
 """More mutually overlapping candidates than this are merged whole (keeps resolve linear)."""
@@ -132,8 +135,7 @@ class Spec:
     not_after: str = ""
     """Characters that must not come right before the secret (a token starts a run)."""
     lead: bool = False
-    """The pattern starts with `(?:^|[^A-Za-z0-9])`: a match's first character is that
-    boundary (not part of the secret) unless it is a letter or digit (the text's start)."""
+    """`pattern` starts with `LEAD`: the boundary it matches before the token is skipped."""
     values: Mapping[str, str] | None = None
     """Two-phase matching (see `HeadValueRule`): `pattern` is a head ending where the value
     starts, its group `secret[0]` holds the opening quote, and the value's extent is the
@@ -231,7 +233,8 @@ class Rule(Protocol):
 class PatternRule:
     """A rule made of one RE2 pattern, the groups that hold the secret, and a check."""
 
-    __slots__ = ("_check", "_key", "_lead", "_not_after", "_regex", "_secret", "description")
+    __slots__ = ("_bare", "_check", "_key", "_lead", "_not_after", "_regex", "_secret")
+    __slots__ += ("description",)
     __slots__ += ("pii", "priority", "rule_id", "trigger")
     reports = True
 
@@ -247,6 +250,7 @@ class PatternRule:
         self._check = spec.check
         self._not_after = frozenset(spec.not_after)
         self._lead = spec.lead
+        self._bare = compile_pattern(spec.pattern[len(LEAD) :]) if spec.lead else None
 
     def find(self, view: View) -> list[Candidate]:
         """Candidates for every match whose check accepts it."""
@@ -260,7 +264,7 @@ class PatternRule:
             else:
                 continue
             if self._lead and start < end and text[start] not in _ALNUM:
-                start += 1  # the boundary before the token, not part of it
+                start = self._skip_lead(text, start, end)
             if start == end or (start and text[start - 1] in self._not_after):
                 continue
             if (start, end) in claimed:
@@ -278,6 +282,19 @@ class PatternRule:
             found.append((start, end, self.priority, self.rule_id))
             claimed.add((start, end))
         return found
+
+    def _skip_lead(self, text: str, start: int, end: int) -> int:
+        """Where the token starts in a match that starts with its boundary (`LEAD`).
+
+        One character, or two for a JSON escape: `\\nghp_…` is an escaped newline and a
+        token, but `\\npm_…` is a backslash and an npm token; the token (with no boundary)
+        must match the rest whole, which only one of the two readings does.
+        """
+        if text[start] == "\\" and text[start + 1 : start + 2] in ("n", "r", "t"):
+            rest = utf8_safe(text[start + 1 : end])
+            if self._bare is None or self._bare.fullmatch(rest) is None:
+                return start + 2
+        return start + 1
 
 
 class HeadValueRule(PatternRule):
@@ -336,7 +353,8 @@ class Scanner:
     thread-safe and the scanner holds no per-call state).
     """
 
-    __slots__ = ("_allow", "_allow_patterns", "_gate", "_gate_match", "_protect", "_rules")
+    __slots__ = ("_allow", "_allow_patterns", "_clip", "_gate", "_gate_match", "_protect")
+    __slots__ += ("_rules",)
 
     def __init__(
         self,
@@ -344,8 +362,18 @@ class Scanner:
         *,
         allow: frozenset[str] = frozenset(),
         allow_patterns: Sequence[Any] = (),
+        clip_below: int = 0,
     ) -> None:
+        """Compile the gate over `rules` (in chain order).
+
+        Args:
+            clip_below: rules with a lower priority identify a secret by its own format (a
+                token prefix, a PEM marker, an operator's rule): when one only partly
+                overlaps an earlier claim, its parts outside the claim are still replaced
+                (see `resolve`).
+        """
         self._rules = tuple(rules)
+        self._clip = clip_below
         self._allow = allow
         self._allow_patterns = tuple(allow_patterns)
         self._protect = compile_pattern(_MARKER_OR_RECEIPT)
@@ -407,7 +435,7 @@ class Scanner:
             found = [c for c in found if not _overlaps_any(c, guarded)]
         if self._allow or self._allow_patterns:
             found = [c for c in found if not self._allowed(text[c[0] : c[1]])]
-        return resolve(found) if found else found
+        return resolve(found, clip_below=self._clip) if found else found
 
     def _allowed(self, value: str) -> bool:
         if value in self._allow:
@@ -443,15 +471,19 @@ def _overlaps_any(candidate: Candidate, spans: list[tuple[int, int]]) -> bool:
     return lo < len(spans) and spans[lo][0] < end
 
 
-def resolve(found: list[Candidate]) -> list[Candidate]:
+def resolve(found: list[Candidate], *, clip_below: int = 0) -> list[Candidate]:
     """Settle overlapping candidates into disjoint spans, in text order.
 
     Within a group of overlapping candidates, rules are taken in chain order (most specific
     first) and each claims its span unless it overlaps one already claimed. A candidate that
     strictly contains every claimed span it overlaps replaces them: a quoted password that
-    holds a GitHub token is replaced whole, not just the token. A candidate that only partly
-    overlaps a claimed span is dropped (an e-mail look-alike `pass@host.tld` inside
-    `scheme://user:pass@host.tld` loses to `url_credentials`). Groups larger than
+    holds a GitHub token is replaced whole, not just the token. A candidate of a rule that
+    knows a secret by its own format (priority below `clip_below`) that only partly overlaps
+    claimed spans keeps its parts outside them: an unclosed PEM body that ran into the `ghp`
+    of a token on the next line must not leave the token's rest. Any other candidate that
+    only partly overlaps is dropped: it judged by context, and its context is taken (an
+    e-mail look-alike `pass@host.tld` inside `scheme://user:pass@host.tld` loses to
+    `url_credentials`, and the host stays). Groups larger than
     `_CLUSTER_LIMIT` are merged into one span named by their most specific rule, which keeps
     this linear on adversarial input and still hides everything any rule wanted hidden.
     """
@@ -463,15 +495,15 @@ def resolve(found: list[Candidate]) -> list[Candidate]:
     cluster_end = -1
     for candidate in found:
         if candidate[0] >= cluster_end and cluster:
-            resolved.extend(_settle(cluster))
+            resolved.extend(_settle(cluster, clip_below))
             cluster = []
         cluster.append(candidate)
         cluster_end = max(cluster_end, candidate[1]) if len(cluster) > 1 else candidate[1]
-    resolved.extend(_settle(cluster))
+    resolved.extend(_settle(cluster, clip_below))
     return resolved
 
 
-def _settle(cluster: list[Candidate]) -> list[Candidate]:
+def _settle(cluster: list[Candidate], clip_below: int) -> list[Candidate]:
     if len(cluster) == 1:
         return cluster
     if len(cluster) > _CLUSTER_LIMIT:
@@ -488,5 +520,20 @@ def _settle(cluster: list[Candidate]) -> list[Candidate]:
         ):
             claimed = [c for c in claimed if c not in overlapping]
             claimed.append(candidate)
+        elif candidate[2] < clip_below:
+            claimed.extend(_outside(candidate, overlapping))
     claimed.sort()
     return claimed
+
+
+def _outside(candidate: Candidate, claimed: list[Candidate]) -> list[Candidate]:
+    """The parts of `candidate` that no claimed span covers, under its own rule."""
+    start, end, priority, rule_id = candidate
+    parts: list[Candidate] = []
+    for c in sorted(claimed):
+        if start < c[0]:
+            parts.append((start, min(c[0], end), priority, rule_id))
+        start = max(start, c[1])
+    if start < end:
+        parts.append((start, end, priority, rule_id))
+    return parts
