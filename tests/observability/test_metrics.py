@@ -298,6 +298,15 @@ class TestLabelRedaction:
         observer = MetricsObserver(registry, redactor=Redactor())
         assert "t.[REDACTED:github_token]" == observer.tool_label(f"t.{SECRET}")
 
+    @pytest.mark.parametrize("redactor", [None, Redactor()])
+    def test_a_lone_surrogate_in_a_label_does_not_break_the_exposition(self, registry, redactor):
+        """A model name holding a lone surrogate renders as its `\\udXXX` escape."""
+        observer = MetricsObserver(registry, redactor=redactor)
+        observer.on_event(llm_response(model="m\ud800x"))
+        for openmetrics in (False, True):
+            exposition = render_metrics(registry, openmetrics=openmetrics).decode()
+            assert "m\\\\ud800x" in exposition
+
 
 class CountingRedactor(Redactor):
     """The default redactor, counting `redact_text` calls."""

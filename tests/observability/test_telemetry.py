@@ -12,7 +12,7 @@ from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
 from zeroclaw_obs.redaction import Redactor
 
 from ..conftest import make_replay
-from .test_metrics import SECRET, WEATHER, call, mixed_turn
+from .test_metrics import SECRET, WEATHER, call, llm_response, mixed_turn
 
 NO_EXPORT = {"OTEL_TRACES_EXPORTER": "none"}
 """Spans keep their ids but go nowhere: no collector is dialled."""
@@ -85,6 +85,17 @@ class TestSetupTelemetry:
             assert None is telemetry.tree
         finally:
             telemetry.shutdown()
+
+    def test_metric_labels_pass_the_runtime_s_redactor(self):
+        """A token in a model name sent straight to the observer never reaches the exposition."""
+        telemetry = setup_telemetry(TelemetryOptions(env=NO_EXPORT), redactor=Redactor())
+        try:
+            telemetry.observer.on_event(llm_response(model=f"m/{SECRET}"))
+            exposition = telemetry.metrics_text().decode()
+        finally:
+            telemetry.shutdown()
+        assert SECRET not in exposition
+        assert 'model="m/[REDACTED:github_token]"' in exposition
 
     def test_shutdown_survives_a_closed_log_stream(self, tmp_path):
         """A log stream the caller already closed is not an error at shutdown."""

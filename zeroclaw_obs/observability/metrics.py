@@ -35,6 +35,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import generate_latest as _generate_openmetrics
 
+from .._terminal import encodable
 from .events import (
     AgentEnd,
     AgentStart,
@@ -106,7 +107,9 @@ class HealthSource(Protocol):
 
 
 def _bounded(value: str) -> str:
-    return value[:LABEL_LIMIT]
+    # A lone surrogate (possible in a programmatic or MCP tool name) cannot be encoded by the
+    # exposition and would fail every scrape: it is shown as its `\udXXX` escape instead.
+    return encodable(value[:LABEL_LIMIT])
 
 
 def _label_shower(redactor: Redactor | None) -> Callable[[str], str]:

@@ -241,7 +241,11 @@ def setup_telemetry(
         observers.append(span_observer)
     registry = CollectorRegistry(auto_describe=True)
     metrics = MetricsObserver(
-        registry, span_ids=span_observer, known_tools=known_tools, health=health
+        registry,
+        span_ids=span_observer,
+        known_tools=known_tools,
+        health=health,
+        redactor=redactor,
     )
     observers.append(metrics)
     log_handler = log_queue = None
