@@ -382,6 +382,46 @@ class TestRedactor:
 
         assert (once, {}) == redactor.redact_value_report(once)
 
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            (
+                GOOGLE + "-----BEGIN RSA PRIVATE KEY-----",
+                "[REDACTED:google_api_key][REDACTED:private_key_block]",
+            ),
+            (
+                "call 555-123-4567-1//0" + "Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7Ab6",
+                "call [REDACTED:phone_number]-[REDACTED:google_oauth]",
+            ),
+        ],
+    )
+    def test_a_rule_that_needs_its_neighbour_replaced_fires_on_the_first_pass(
+        self, text: str, expected: str
+    ) -> None:
+        """A match refused only because of text another rule replaces is found in one call."""
+        assert expected == Redactor().redact_text(text)
+
+    def test_a_marker_in_a_key_does_not_make_it_sensitive(self) -> None:
+        """`get_[REDACTED:github_token]` is no `…_token` key: its value is not masked later."""
+        redactor = Redactor()
+        once = redactor.redact_value({"get_" + GITHUB_PAT: "ghp_", "token_" + GITHUB_PAT: "x"})
+
+        assert (
+            {"get_[REDACTED:github_token]": "ghp_", "token_[REDACTED:github_token]": "x"},
+            {},
+        ) == (once, redactor.redact_value_report(once)[1])
+
+    def test_keys_inside_a_masked_container_are_redacted(self) -> None:
+        """A token used as a key under a sensitive key is replaced on the first pass."""
+        value = {"-----BEGIN RSA PRIVATE KEY-----": {GITHUB_PAT: None, "n": ("a", 0.5)}}
+
+        assert {
+            "[REDACTED:private_key_block]": {
+                "[REDACTED:github_token]": None,
+                "n": ("[REDACTED:sensitive_key]", 0.5),
+            }
+        } == Redactor().redact_value(value)
+
     def test_redact_value_passes_other_objects_through(self) -> None:
         """Numbers, booleans, None and unknown objects outside sensitive keys are returned as is."""
         marker = object()

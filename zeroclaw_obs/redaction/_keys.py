@@ -23,6 +23,7 @@ it holds only names whose values are public by construction.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ._normalize import fold_key
@@ -78,6 +79,11 @@ METADATA_KEYS: frozenset[str] = frozenset(
 )
 
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
+"""A marker inside a key stands for an opaque word: the rule id it names (`github_token`)
+must not make a key sensitive on a second pass that the first pass did not mask."""
+
+
 class SensitiveKeys:
     """The set of sensitive key names, asked with any spelling of a key."""
 
@@ -94,7 +100,7 @@ class SensitiveKeys:
             return False
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._decide(fold_key(key))
+            hit = self._decide(fold_key(_MARKER.sub("_redacted_", key)))
             if len(self._cache) < 4096:
                 self._cache[key] = hit
         return hit

@@ -60,6 +60,8 @@ _RULE_ID = compile_pattern(r"[a-z][a-z0-9_]{0,63}")
 _WHOLE_PROTECTED = re.compile(
     r"zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}|\[REDACTED:[a-z0-9_]{1,64}\]"
 )
+_MAX_PASSES = 4
+"""Rescans of a redacted text at most (`Redactor._until_stable`); one is almost always enough."""
 _JOIN = "\n\0\n"
 """Joins a structure's strings for one scan; no rule matches across it (see `_texts`)."""
 
@@ -339,10 +341,31 @@ class Redactor:
             per_string.setdefault(k, []).append((start - base, end - base, priority, rule_id))
         for k, spans in per_string.items():
             text = strings[plain[k]]
-            out[plain[k]] = _splice(Folded(text, text, []), spans, counts)
+            out[plain[k]] = self._until_stable(
+                text, _splice(Folded(text, text, []), spans, counts), counts
+            )
         return out
 
     def _text(self, text: str, counts: dict[str, int] | None) -> str:
+        return self._until_stable(text, self._text_once(text, counts), counts)
+
+    def _until_stable(self, text: str, out: str, counts: dict[str, int] | None) -> str:
+        """Scan a redacted text again until nothing more matches (a bounded fixpoint).
+
+        Why a second look is needed at all: a rule's decision can hang on text another rule
+        replaces. A greedy run that read into a neighbour's secret fails its exact length
+        (`AIza…` followed by a PEM's dashes), a phone number that ran on into a token is
+        refused, and once the neighbour is a marker both pass. Running the chain until it
+        finds nothing is what makes `redact_text` idempotent for every input, not only for
+        the cases we thought of. Clean text (the common case) costs nothing: `out is text`.
+        """
+        passes = 0
+        while out is not text and passes < _MAX_PASSES:
+            text, out = out, self._text_once(out, counts)
+            passes += 1
+        return out
+
+    def _text_once(self, text: str, counts: dict[str, int] | None) -> str:
         if not text:
             return text
         if text[0] in "z[" and _WHOLE_PROTECTED.fullmatch(text):

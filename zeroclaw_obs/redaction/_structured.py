@@ -252,6 +252,9 @@ class ValueWalker:
         if isinstance(value, Mapping | list | tuple):
             if self._deeper(build, depth):
                 return marker(MAX_DEPTH_RULE_ID)
+            # Placed through `build`, so the keys and the strings left unmasked (metadata,
+            # measurements, allowed values) still meet the text chain: a token used as a key
+            # inside a masked container must not survive until a second pass.
             if isinstance(value, Mapping):
                 out: dict[Any, Any] = {}
                 for key, item in value.items():
@@ -262,10 +265,15 @@ class ValueWalker:
                     ):
                         build.place(out, key, item, item)  # metadata: text rules only
                     else:
-                        out[key] = self._mask(item, build, depth + 1)
+                        build.place(out, key, self._mask(item, build, depth + 1), item)
+                    if isinstance(key, str) and key:
+                        build.sites.append((out, None, key))
                 return out
-            items = [self._mask(item, build, depth + 1) for item in value]
-            return items if isinstance(value, list) else tuple(items)
+            items: list[Any] = [] if isinstance(value, list) else _Frozen()
+            items.extend([None] * len(value))
+            for i, item in enumerate(value):
+                build.place(items, i, self._mask(item, build, depth + 1), item)
+            return items
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, float) or (isinstance(value, int) and -1000 < value < 1000):
