@@ -5,13 +5,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
+import math
 import re
+from enum import IntEnum
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zeroclaw_obs.errors import BadInputError, ConfigError
-from zeroclaw_obs.receipts import ReceiptGenerator, compact_json, load_key_file
+from zeroclaw_obs.receipts import ReceiptGenerator, compact_json, float_text, load_key_file
 
 KEY = bytes(range(32))
 TOOL = "get_weather"
@@ -45,7 +50,176 @@ class TestCompactJson:
             compact_json({"when": object()})
 
 
+# Known answers for serde_json 1.0.150 (the version ZeroClaw's Cargo.lock pins), which formats
+# f64 with the zmij crate: shortest round-trip digits; no exponent when the decimal exponent E
+# of the first digit is in -5..=15 (always a fractional part: `100.0`); otherwise `d.ddde+E` or
+# `d.ddde-E`, sign always written, no zero padding, no `.0` after a single digit; NaN/inf → null.
+# (serde_json up to 1.0.146 used ryu, which wrote `1e20` with no `+`; the layout is otherwise
+# the same.) Each row was derived by hand from those rules, not by running the code under test.
+FLOAT_VECTORS = [
+    (0.0, "0.0"),
+    (-0.0, "-0.0"),
+    (1.0, "1.0"),
+    (-1.5, "-1.5"),
+    (3.1, "3.1"),
+    (0.1, "0.1"),
+    (100.0, "100.0"),
+    (1234.5, "1234.5"),
+    (0.0001, "0.0001"),
+    (1e-5, "0.00001"),
+    (1.5e-5, "0.000015"),
+    (-2.5e-5, "-0.000025"),
+    (9.99e-6, "9.99e-6"),
+    (1e-6, "1e-6"),
+    (1e-7, "1e-7"),
+    (2.5e-7, "2.5e-7"),
+    (1e-10, "1e-10"),
+    (6.62607015e-34, "6.62607015e-34"),
+    (5e-324, "5e-324"),
+    (2.220446049250313e-16, "2.220446049250313e-16"),
+    (1e15, "1000000000000000.0"),
+    (9061488e9, "9061488000000000.0"),
+    (5.444310685350916e14, "544431068535091.6"),
+    (1e16, "1e+16"),
+    (1.2345678901234568e17, "1.2345678901234568e+17"),
+    (1e20, "1e+20"),
+    (-1.5e300, "-1.5e+300"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (-1.7976931348623157e308, "-1.7976931348623157e+308"),
+    (float("nan"), "null"),
+    (float("inf"), "null"),
+    (float("-inf"), "null"),
+]
+
+
+class TestFloatText:
+    @pytest.mark.parametrize(("value", "expected"), FLOAT_VECTORS)
+    def test_known_answers(self, value: float, expected: str) -> None:
+        """Each float is written as serde_json writes it."""
+        assert expected == float_text(value)
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.floats(allow_nan=False, allow_infinity=False))
+    def test_round_trips(self, value: float) -> None:
+        """The text reads back as the same float (same digits as `repr`, other layout only)."""
+        text = float_text(value)
+        assert math.copysign(1.0, value) == math.copysign(1.0, float(text))
+        assert value == float(text)
+        assert "e+0" not in text and "e-0" not in text and "+" not in text.split("e")[0]
+
+
+class TestCompactJsonNumbers:
+    @pytest.mark.parametrize(
+        ("args", "expected"),
+        [
+            ({"x": 1e20, "y": 2.5e-7}, '{"x":1e+20,"y":2.5e-7}'),
+            ({"z": [1e-5, 0.5, float("nan")]}, '{"z":[0.00001,0.5,null]}'),
+            ({"n": 2**63 - 1, "m": -(2**63)}, '{"m":-9223372036854775808,"n":9223372036854775807}'),
+            ({"u": 2**64 - 1}, '{"u":18446744073709551615}'),
+            ({"u": 2**64}, '{"u":1.8446744073709552e+19}'),
+            ({"i": -(2**63) - 1}, '{"i":-9.223372036854776e+18}'),
+            ({"i": 10**30}, '{"i":1e+30}'),
+            ({"i": 10**400}, '{"i":1' + "0" * 400 + "}"),
+            ({"t": True, "f": False, "n": None}, '{"f":false,"n":null,"t":true}'),
+            ({"s": 'q"\\\n\x1f\x7f\u2028é'}, '{"s":"q\\"\\\\\\n\\u001f\x7f\u2028é"}'),
+            (
+                {"s": 'q"\\\n\x1f\x7f\u2028é', "f": 1e-5},
+                '{"f":0.00001,"s":"q\\"\\\\\\n\\u001f\x7f\u2028é"}',
+            ),
+            ({"f": 1.5, "s": "1e-05"}, '{"f":1.5,"s":"1e-05"}'),
+            ({"e": IntEnum("E", "A")(1), "t": (1.0, 2)}, '{"e":1,"t":[1.0,2]}'),
+            ({1e-5: "k", "a": 0.5}, None),
+        ],
+    )
+    def test_numbers_as_serde_json_writes_them(self, args, expected) -> None:
+        """Integers, floats and strings in arguments are written as ZeroClaw's serde_json does."""
+        if expected is None:
+            with pytest.raises(TypeError):
+                compact_json(args)
+        else:
+            assert expected == compact_json(args)
+
+    def test_circular_reference_raises_value_error(self) -> None:
+        """A circular structure raises ValueError on the float path too."""
+        args: dict = {"x": 1.5}
+        args["self"] = args
+        with pytest.raises(ValueError):
+            compact_json(args)
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(
+        st.recursive(
+            st.none()
+            | st.booleans()
+            | st.integers(min_value=-(2**70), max_value=2**70)
+            | st.floats()
+            | st.text(),
+            lambda children: (
+                st.lists(children, max_size=4)
+                | st.dictionaries(st.text(max_size=5), children, max_size=4)
+            ),
+            max_leaves=20,
+        )
+    )
+    def test_same_value_as_json(self, value) -> None:
+        """The text parses back to the value serde_json would hold, and re-encodes the same."""
+        text = compact_json(value)
+        assert _normalised(value) == _normalised(json.loads(text))
+        assert text == compact_json(json.loads(text))
+
+
+def _normalised(value):
+    """The value as serde_json would hold it: big integers as floats, non-finite as None."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _normalised(v) for k, v in value.items()}
+    return [_normalised(v) for v in value]
+
+
 class TestReceiptGenerator:
+    @pytest.mark.parametrize(
+        ("tool", "args", "result", "timestamp", "message", "expected"),
+        [
+            (
+                "calc",
+                {"x": 1e20, "y": 2.5e-7, "z": 1e-5, "n": 2**64, "ok": True, "nan": float("nan")},
+                "done",
+                1_700_000_000,
+                'calc|{"n":1.8446744073709552e+19,"nan":null,"ok":true,"x":1e+20,'
+                '"y":2.5e-7,"z":0.00001}|done|1700000000',
+                "zc-receipt-1700000000-Zkc9g-raravShZ1FJSxGFGCx0hxguitqnwbhIVPqras",
+            ),
+            (
+                "geo",
+                {
+                    "tolerance": 1.5e-5,
+                    "radius_km": 100.0,
+                    "point": {"lon": 2.3522, "lat": 48.8566},
+                    "scale": [1e16, 1e15, -0.0, 5e-324, 1.7976931348623157e308],
+                },
+                "ok",
+                1_750_000_000,
+                'geo|{"point":{"lat":48.8566,"lon":2.3522},"radius_km":100.0,'
+                '"scale":[1e+16,1000000000000000.0,-0.0,5e-324,1.7976931348623157e+308],'
+                '"tolerance":0.000015}|ok|1750000000',
+                "zc-receipt-1750000000-8t69pTCNQ9JfdItgXX9RO0O-9wGE9nqULnv3yppoIGo",
+            ),
+        ],
+    )
+    def test_known_answer_with_floats(
+        self, tool, args, result, timestamp, message, expected
+    ) -> None:
+        """Receipts over float arguments sign serde_json's text, so ZeroClaw verifies them."""
+        assert expected == _independent_receipt(KEY, message, timestamp)
+        generator = ReceiptGenerator(KEY)
+        assert expected == generator.generate(tool, args, result, timestamp)
+        assert generator.verify(expected, tool, args, result)
+
     def test_known_answer(self) -> None:
         """A receipt equals HMAC-SHA256 over `tool|compact_json(args)|result|ts`, base64url."""
         message = 'get_weather|{"city":"Paris","units":"metric"}|18C, clear|1700000000'

@@ -9,8 +9,11 @@ HMAC-SHA256 over the UTF-8 bytes of `tool_name|compact_json(args)|result|unix_se
 
 Risky parts:
 - The format is a contract with anyone who verifies receipts outside this process. Changing the
-  canonical JSON (key order, separators, `ensure_ascii`) or the join silently breaks every
-  receipt already issued; the known-answer test in `tests/test_receipts.py` pins it.
+  canonical JSON (key order, separators, `ensure_ascii`, number layout) or the join silently
+  breaks every receipt already issued; the known-answer tests in `tests/test_receipts.py` pin it.
+- The canonical JSON must be byte for byte what ZeroClaw (Rust) signs: `serde_json::Value`'s
+  compact `to_string()` (serde_json 1.0.150, sorted keys). Strings, keys and integers already
+  match Python's `json`; numbers do not always, so `compact_json` re-lays them out (see there).
 - The key never leaves this object: not in `repr`, not in errors, not in `key_id` (a one-way,
   domain-separated fingerprint). Key-file errors name the file and the problem, never the content.
 - Strings holding lone surrogates have no UTF-8 encoding; they are encoded with
@@ -24,10 +27,12 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import os
 import re
 import secrets
 import time
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,7 @@ __all__ = [
     "RECEIPT_PREFIX",
     "ReceiptGenerator",
     "compact_json",
+    "float_text",
     "load_key_file",
 ]
 
@@ -56,24 +62,178 @@ _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 # this runs several times per tool call. Same output as the `json.dumps` call documented below.
 _COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
+_I64_MIN = -(2**63)
+_U64_END = 2**64
+_FIXED_EXPONENTS = range(-5, 16)
+"""serde_json writes a float whose decimal exponent is in here without an exponent."""
+
 
 def compact_json(args: Any) -> str:
-    """The canonical JSON of tool arguments: sorted keys, no spaces, non-ASCII kept as is.
+    """The canonical JSON of tool arguments, as serde_json writes it: sorted keys, no spaces.
 
     The receipt's HMAC input and the engine's duplicate guard both use this, so two calls with
-    the same arguments in a different key order are the same call.
+    the same arguments in a different key order are the same call. Strings keep non-ASCII as
+    is and escape like serde_json (`\\"`, `\\\\`, `\\n`, `\\u001f`, …); numbers are written as
+    serde_json 1.0.150 writes a `Value` parsed from the same JSON, which is what ZeroClaw signs:
+
+    - an integer in i64/u64 range as its digits; one outside, as the float serde_json parses
+      it into (`18446744073709551616` → `1.8446744073709552e+19`); one too large for a float
+      (serde_json refuses to parse it, so ZeroClaw has no receipt to match) as its digits;
+    - a float by `float_text`: shortest round-trip digits, `1e+20`, `2.5e-7`, `0.00001`,
+      `100.0`; NaN and ±infinity as `null`.
+
+    Arguments with no float, no integer outside i64/u64 and only string keys (the common case)
+    cost one C-speed encode and one walk over the values (not over the text); others are
+    encoded again by a small Python encoder.
 
     Args:
         args: JSON-compatible data, normally the dict of arguments actually dispatched.
 
     Returns:
-        `json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`.
+        The canonical text.
 
     Raises:
         TypeError: `args` holds something JSON cannot encode, or dict keys that cannot be sorted.
-        ValueError: `args` contains a circular reference.
+        ValueError: `args` contains a circular reference, or an integer of more than 4300 digits.
     """
-    return _COMPACT.encode(args)
+    # Encoding first also rejects what the walk could not finish (a circular reference).
+    text = _COMPACT.encode(args)
+    if _same_in_serde(args):
+        return text
+    parts: list[str] = []
+    _write(args, parts, set())
+    return "".join(parts)
+
+
+def _same_in_serde(value: Any) -> bool:
+    """True when Python's `json` text of `value` is already serde_json's.
+
+    That is, no float (its layout may differ), no integer outside i64/u64 (serde_json reads
+    it as a float) and no key that is not a string (`json` writes a float key as `repr`).
+    Exact types only: a subclass goes to the slow path, which handles it like `json` does.
+    Iterative, and only called once `json` has encoded `value`, so it always ends.
+    """
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is str or kind is bool or current is None:
+            continue
+        if kind is int:
+            if not _I64_MIN <= current < _U64_END:
+                return False
+        elif kind is dict:
+            for key in current:
+                if type(key) is not str:
+                    return False
+            stack.extend(current.values())
+        elif kind is list or kind is tuple:
+            stack.extend(current)
+        else:
+            return False
+    return True
+
+
+def float_text(value: float) -> str:
+    """A float as serde_json (1.0.150, which formats with the `zmij` crate) writes it.
+
+    Shortest digits that round-trip (the same digits as Python's `repr`), laid out by the
+    decimal exponent E of the first digit: for -5 <= E <= 15 without an exponent, always with
+    a fractional part (`100.0`, `0.5`, `0.00001`); otherwise `d.ddde+E` / `d.ddde-E` with no
+    zero padding and no `.0` for one digit (`1e+20`, `2.5e-7`, `1.7976931348623157e+308`,
+    `5e-324`). Zero is `0.0` / `-0.0`; NaN and ±infinity are `null` (serde_json writes a
+    non-finite float as null).
+
+    Args:
+        value: the float.
+
+    Returns:
+        Its JSON text.
+    """
+    if value != value or value in (_INF, -_INF):
+        return "null"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, exponent = _shortest_digits(abs(value))
+    if exponent in _FIXED_EXPONENTS:
+        if exponent < 0:
+            return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+        whole, fraction = digits[: exponent + 1], digits[exponent + 1 :]
+        return f"{sign}{whole.ljust(exponent + 1, '0')}.{fraction or '0'}"
+    mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
+
+
+_INF = float("inf")
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """(significant digits without trailing zeros, decimal exponent of the first digit)."""
+    text = repr(value)  # shortest round-trip digits; only the layout needs redoing
+    if "e" in text:
+        mantissa, _, exp = text.partition("e")
+        return mantissa.replace(".", "").rstrip("0") or "0", int(exp)
+    whole, _, fraction = text.partition(".")
+    if whole != "0":
+        return (whole + fraction).rstrip("0"), len(whole) - 1
+    significant = fraction.lstrip("0")
+    return significant.rstrip("0"), -(len(fraction) - len(significant)) - 1
+
+
+def _int_text(value: int) -> str:
+    if _I64_MIN <= value < _U64_END:
+        return int.__repr__(value)
+    try:
+        return float_text(float(value))  # serde_json reads it as an f64
+    except OverflowError:
+        return int.__repr__(value)
+
+
+def _key_text(key: Any) -> str:
+    """A dict key as `json` turns it into a string (JSON objects have string keys only)."""
+    if isinstance(key, str):
+        return key
+    if key is True or key is False or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float_text(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _write(value: Any, out: list[str], open_ids: set[int]) -> None:
+    """Append `value`'s canonical JSON to `out` (the slow path of `compact_json`)."""
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif value is None or value is True or value is False:
+        out.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, int):
+        out.append(_int_text(value))
+    elif isinstance(value, float):
+        out.append(float_text(float(value)))
+    elif isinstance(value, dict | list | tuple):
+        if id(value) in open_ids:
+            raise ValueError("Circular reference detected")
+        open_ids.add(id(value))
+        if isinstance(value, dict):
+            out.append("{")
+            items = sorted(value.items(), key=lambda item: item[0])
+            for index, (key, child) in enumerate(items):
+                out.append(f"{',' if index else ''}{encode_basestring(_key_text(key))}:")
+                _write(child, out, open_ids)
+            out.append("}")
+        else:
+            out.append("[")
+            for index, child in enumerate(value):
+                if index:
+                    out.append(",")
+                _write(child, out, open_ids)
+            out.append("]")
+        open_ids.discard(id(value))
+    else:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def load_key_file(path: str | os.PathLike[str]) -> bytes:
