@@ -324,20 +324,27 @@ def _decode_json(text: str, path: Path) -> Any:
 
 
 def _decode_yaml(text: str, path: Path) -> Any:
-    loader = _BoundedLoader(text)
+    loader: _BoundedLoader | None = None
     try:
+        loader = _BoundedLoader(text)  # the reader already refuses some characters here
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
         problem = scrub_parser_message(exc.problem or type(exc).__name__)
         raise ConfigError(f"{path}: malformed YAML: {where}{problem}") from None
-    except yaml.YAMLError as exc:  # reader errors: a character YAML does not allow
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError(
+            f"{path}: malformed YAML: character {exc.position + 1}: a control character "
+            "YAML does not allow"
+        ) from None
+    except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: malformed YAML: {type(exc).__name__}") from None
     except (ValueError, RecursionError):  # defence in depth: the loader's bounds come first
         raise ConfigError(f"{path}: malformed YAML: a value past the loader's bounds") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 _MAX_INT_CHARS = 4300
