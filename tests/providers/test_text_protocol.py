@@ -9,6 +9,8 @@ import random
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zeroclaw_obs.providers import text_protocol
 from zeroclaw_obs.providers.text_protocol import (
@@ -23,6 +25,7 @@ from zeroclaw_obs.providers.text_protocol import (
     parse_text_tool_calls,
     strip_tool_envelopes,
 )
+from zeroclaw_obs.receipts import compact_json
 from zeroclaw_obs.tools.base import ToolSpec
 
 TOOLS = {"shell", "get_time", "Read_File"}
@@ -405,6 +408,56 @@ class TestParseRobustness:
         parse(text)
         strip_tool_envelopes(text)
         assert time.perf_counter() - started < 5.0
+
+
+# Pieces of the protocol and of hostile JSON: tags, fences, braces, deep nesting, huge and
+# non-finite numbers, lone surrogates. Random text is mixed in as well.
+HOSTILE_PIECES = [
+    "<tool_call>", "</tool_call>", "<tool_calls>", "</tool_calls>", "<toolcall>", "<tool-call>",
+    "</ tool_call >", "<TOOL_CALL a=1>", "```", "```tool_call\n", "```json\n", "\n", " ",
+    '{"name": "shell", "arguments": ', '{"name": "get_time"', '"arguments": ', '{"tool_calls": [',
+    '{"function": {"name": "Read_File", "arguments": "{\\"path\\": 1}"}}', '"{}"',
+    '{"command": "ls"}', "{", "}", "[", "]", ",", ":", '"', "\\", "\\u", "\\ud800",
+    "[" * 5000, "]" * 5000, '{"a":' * 200, "}" * 200, "9" * 5000, "1e999", "-1e999", "NaN",
+    "Infinity", "-0", "1.5e-7", "\ud800", "\udfff", "\x00", "\u202e", "\u0130", "null",
+    "true", "prose ",
+]  # fmt: skip
+
+hostile_text = st.lists(st.sampled_from(HOSTILE_PIECES) | st.text(max_size=6), max_size=30).map(
+    "".join
+)
+
+
+def _depth(value, depth: int = 1) -> int:
+    if isinstance(value, dict):
+        return max((_depth(v, depth + 1) for v in value.values()), default=depth)
+    if isinstance(value, list):
+        return max((_depth(v, depth + 1) for v in value), default=depth)
+    return depth
+
+
+class TestNeverRaises:
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(text=hostile_text | st.text())
+    def test_parse_never_raises(self, text):
+        """Any text parses to valid calls of effective tools with bounded, encodable arguments."""
+        result = parse(text)
+        assert isinstance(result, TextParse)
+        assert isinstance(is_parse_failure(result), bool)
+        for call in result.calls:
+            assert call.name in TOOLS
+            assert isinstance(call.arguments, dict)
+            assert _depth(call.arguments) <= 64
+            compact_json(call.arguments)  # receipts and the duplicate guard can read them
+        assert isinstance(strip_tool_envelopes(text), str)
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(
+        results=st.lists(st.tuples(hostile_text | st.text(), hostile_text | st.text()), max_size=4)
+    )
+    def test_format_tool_results_never_raises(self, results):
+        """Any names and result texts render into one `[Tool results]` message."""
+        assert format_tool_results(results).startswith("[Tool results]")
 
 
 class TestIsParseFailure:
