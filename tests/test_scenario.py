@@ -388,6 +388,7 @@ class TestBadInputIsOneLine:
                 "tools.0.responses.0.when.<key 1>: bytes values are not allowed (JSON data only)",
             ),
             (MINIMAL + "description: {1: a}\n", "description.<key 1>: keys must be strings"),
+            (MINIMAL + "description: a\x00b\n", "malformed YAML: character 48: a control"),
         ],
     )
     def test_lines_never_quote_the_input(self, tmp_path, text, expected):

@@ -15,6 +15,12 @@ exceptions are for bad input, bugs and the control flow the loop must see.
 
 `cli.py` maps them to exit codes in one place; cancellation is asyncio's own
 `CancelledError` and ends as exit code 130.
+
+A bad-input message is one line that names the file (or flag), the field path and the problem,
+and never quotes the input: not a value, not a key (a key that is not one of our field names is
+shown by its position, `<key 2>`), not a fragment a parser quoted. Loading a scenario or config
+file (`load_scenario`, `parse_scenario`, `load_config_file`, `build_redactor`) raises
+`ConfigError` and nothing else, whatever the input.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class BadInputError(ZeroclawError):
 
 
 class ConfigError(BadInputError):
-    """Raised when a config or scenario file fails to load; the message names file and field."""
+    """Raised when a config or scenario file fails to load; names file, field and problem only."""
 
 
 class ScenarioExhaustedError(BadInputError):
