@@ -185,6 +185,12 @@ class TestRedactionSettings:
         assert TOKEN[4:14] not in str(info.value)
         assert info.value.__cause__ is None
 
+    def test_field_names_where_the_settings_sit(self):
+        """In a TOML config the settings are the `redaction` table, and the line says so."""
+        with pytest.raises(ConfigError) as info:
+            build_redactor(RedactionSettings(allow=[" "]), "zc.toml", field="redaction")
+        assert "zc.toml: redaction.allow.0: must not be blank" == str(info.value)
+
 
 class TestLoadErrorLine:
     def test_without_the_input_keys_are_left_out(self):

@@ -225,8 +225,16 @@ class RuntimeConfig(_Model):
         return model
 
 
-def build_redactor(settings: RedactionSettings, source: str) -> Redactor:
+def build_redactor(
+    settings: RedactionSettings, source: str, *, field: str = "config.redaction"
+) -> Redactor:
     """The runtime's one `Redactor`, built from settings.
+
+    Args:
+        settings: the validated settings.
+        source: the file they come from, printed first in an error.
+        field: where the settings sit in that file: `config.redaction` in a scenario,
+            `redaction` in a TOML config.
 
     Raises:
         ConfigError: a rule, allowlist entry or key is invalid. The line names `source`, the
@@ -237,7 +245,7 @@ def build_redactor(settings: RedactionSettings, source: str) -> Redactor:
         return _redactor(settings)
     except ValueError:  # RedactionConfigError, or anything else the redactor refuses
         # `from None`: the redactor's own message may quote the entry; it must not travel.
-        raise ConfigError(f"{source}: {_redaction_problem(settings)}") from None
+        raise ConfigError(f"{source}: {field}.{_redaction_problem(settings)}") from None
 
 
 def _redactor(settings: RedactionSettings, **only: Any) -> Redactor:
@@ -264,7 +272,7 @@ _REDACTION_PROBLEMS = (
 
 
 def _redaction_problem(settings: RedactionSettings) -> str:
-    """`field.path: problem` for the first entry the redactor refuses on its own."""
+    """`entry.path: problem` for the first entry the redactor refuses on its own."""
     entries: list[tuple[str, dict[str, Any]]] = [
         (f"extra_rules.<key {n}>", {"extra_rules": {rule_id: pattern}})
         for n, (rule_id, pattern) in enumerate(settings.extra_rules.items(), 1)
@@ -278,8 +286,8 @@ def _redaction_problem(settings: RedactionSettings) -> str:
         except ValueError as exc:
             text = str(exc)
             problem = next((p for word, p in _REDACTION_PROBLEMS if word in text), "refused")
-            return f"config.redaction.{where}: {problem}"
-    return "config.redaction.extra_rules: the rules cannot be compiled together (RE2 limits)"
+            return f"{where}: {problem}"
+    return "extra_rules: the rules cannot be compiled together (RE2 limits)"
 
 
 def check_input_shape(data: Any) -> str | None:
