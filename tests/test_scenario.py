@@ -286,6 +286,19 @@ class TestBadInputIsOneLine:
         """`.inf`, NaN or an overflowing float where a duration is read is refused, naming it."""
         assert f"{where}: Input should be a finite number" == self.load(tmp_path, text)
 
+    @pytest.mark.parametrize(
+        ("text", "where"),
+        [
+            ("user: hi\nresponses: [{text: ok, usage: {input_tokens: 1" + "0" * 400 + "}}]\n",
+             "responses.0.usage.input_tokens"),
+            (MINIMAL + "config: {max_tool_iterations: 1" + "0" * 30 + "}\n",
+             "config.max_tool_iterations"),
+        ],
+    )  # fmt: skip
+    def test_counts_fit_64_bits(self, tmp_path, text, where):
+        """A count past a signed 64-bit integer is refused: metrics and OTLP could not carry it."""
+        assert self.load(tmp_path, text).startswith(f"{where}: Input should be less than or equal")
+
     def test_json_nan_and_infinity(self, tmp_path):
         """JSON's non-standard NaN and Infinity are refused where a duration is read."""
         for token in ("NaN", "Infinity", "-Infinity"):

@@ -37,6 +37,7 @@ from .errors import ConfigError
 from .redaction import Redactor
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_INPUT_VALUES",
     "MAX_NESTING_DEPTH",
     "ApprovalAnswer",
@@ -64,6 +65,9 @@ MAX_NESTING_DEPTH = 64
 
 MAX_INPUT_VALUES = 100_000
 """Most values (scalars, mappings, lists) a file may hold once YAML aliases are expanded."""
+
+MAX_COUNT = 2**63 - 1
+"""Largest count a file may set (a signed 64-bit integer: what metrics and OTLP can carry)."""
 
 
 class FieldProblem(ValueError):
@@ -194,9 +198,9 @@ class RuntimeConfig(_Model):
     """Every knob of the turn engine. Defaults follow LIFECYCLE.md."""
 
     parallel_tools: bool = False
-    max_tool_iterations: Annotated[int, Field(ge=1)] = 10
+    max_tool_iterations: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 10
     max_iteration_behavior: MaxIterationBehavior = MaxIterationBehavior.GRACEFUL_SUMMARY
-    max_tool_result_chars: Annotated[int, Field(ge=0)] = 50000
+    max_tool_result_chars: Annotated[int, Field(ge=0, le=MAX_COUNT)] = 50000
     strict_tool_parsing: bool = False
     dedup_exempt_tools: list[str] = Field(default_factory=list)
     excluded_tools: list[str] = Field(default_factory=list)
@@ -207,7 +211,7 @@ class RuntimeConfig(_Model):
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     tool_timeout_s: Annotated[float, Field(gt=0)] = 120.0
     """Per-call deadline in seconds (finite)."""
-    max_parallel_tools: Annotated[int, Field(ge=1)] | None = None
+    max_parallel_tools: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
     loop_ignore_tools: list[str] = Field(default_factory=list)
     model: str | None = None
     """Overrides the provider's model name when set."""

@@ -23,6 +23,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .config import (
+    MAX_COUNT,
     MAX_INPUT_VALUES,
     MAX_NESTING_DEPTH,
     FieldProblem,
@@ -197,8 +198,8 @@ class ScenarioToolCall(_Model):
 class ScenarioUsage(_Model):
     """Token usage reported with a scripted response."""
 
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0, le=MAX_COUNT)
+    output_tokens: int = Field(default=0, ge=0, le=MAX_COUNT)
 
 
 class ScenarioResponse(_Model):
