@@ -45,6 +45,41 @@ class TestFold:
 
         assert f"ab{ZWSP}{ZWJ}cd" == text[original[0] : original[1]]
 
+    @pytest.mark.parametrize("every", [7, 100, 500])
+    def test_long_texts_fold_as_short_ones_do(self, every: int) -> None:
+        """A long text (folded by the sparse path) gets the shadow and offsets of the plain one."""
+        odd = [ZWSP, "ｐ", "а", "\u00a0", SHY, "é", "漢", "\U0001d400", "\U000e0041"]
+        text = "".join(
+            odd[i % len(odd)] if i % every == 0 else "password=x "[i % 11] for i in range(9000)
+        )
+        pieces = [fold(text[i : i + 1000]) for i in range(0, len(text), 1000)]
+        expected_gaps = [
+            g + sum(len(p.shadow) for p in pieces[:k]) for k, p in enumerate(pieces) for g in p.gaps
+        ]
+
+        folded = fold(text)
+
+        assert ("".join(p.shadow for p in pieces), expected_gaps) == (folded.shadow, folded.gaps)
+
+    def test_lone_surrogates_fold_one_for_one(self) -> None:
+        """A lone surrogate (from JSON `\\ud800`) keeps every offset, in a long text too."""
+        for text in ("a\ud800b\u200bc", "a\ud800b\u200bc" * 2000):
+            folded = fold(text)
+            assert (len(text) - text.count("\u200b"), "\ufffd") == (
+                len(folded.shadow),
+                folded.shadow[1],
+            )
+
+    def test_a_line_continuation_is_deleted(self) -> None:
+        """`\\`-newline (raw, or JSON-escaped) is not in the shadow; a span over it covers it."""
+        for brk in ("\\\n", "\\\r\n", "\\\\\\n", "\\\n    "):
+            text = f"x ghp_abc{brk}def y"
+            folded = fold(text)
+            assert ("x ghp_abcdef y", (2, len(text) - 2)) == (
+                folded.shadow,
+                folded.span(2, len(folded.shadow) - 2),
+            )
+
     def test_span_is_identity_without_deletions(self) -> None:
         """With one-for-one folds only, shadow offsets are the original offsets."""
         folded = fold("ｘ password")
