@@ -173,9 +173,37 @@ class View:
                 yield spans
                 pos = stop if stop > pos else pos + 1
             return
+        if _FAST:
+            yield from self._matches_utf8(regex)
+            return
         groups = range(regex.groups + 1)
         for found in regex.finditer(self.text):
             yield [found.span(g) for g in groups]
+
+    def _matches_utf8(self, regex: Any) -> Iterator[list[tuple[int, int]]]:
+        """`matches` on non-ASCII text: RE2 on the UTF-8 bytes, offsets converted as we go.
+
+        The public `finditer` on a `str` does the same conversion but builds a match object
+        per hit; on a long text with many candidates that cost dominated the scan.
+        """
+        match = regex._regexp.Match
+        data, pos, end = self.data, 0, len(self.data)
+        to_char = self.to_chars()
+        while pos <= end:
+            spans = match(_UNANCHORED, data, pos, end)
+            stop = spans[0][1]
+            if stop < 0:
+                return
+            # Offsets of one match, in order, so the converter only moves forward.
+            offsets = sorted({o for span in spans for o in span if o >= 0})
+            chars = {offset: to_char(offset) for offset in offsets}
+            yield [(chars[a], chars[b]) if a >= 0 else (-1, -1) for a, b in spans]
+            if stop > pos:
+                pos = stop
+            else:  # an empty match: step over one whole character
+                pos += 1
+                while pos < end and data[pos] & 0xC0 == 0x80:
+                    pos += 1
 
     def search(self, regex: Any, pos: int) -> list[tuple[int, int]] | None:
         """The first match of `regex` at or after byte `pos` of `data`, as byte spans."""
