@@ -13,12 +13,14 @@ environment by default) and passed to the SDK explicitly, so a test's mapping is
 Risky part: this is the only code that meets the network. A collector that is down, refuses,
 or accepts and never answers must cost the turn nothing: exports run only on worker threads,
 with a short timeout (`DEFAULT_EXPORT_TIMEOUT_S`), and `shutdown_tracing` has a deadline.
-Invalid values raise `ConfigError` naming the variable, at start-up, before any turn runs.
+Invalid values raise `ConfigError` naming the variable, never its value, at start-up, before
+any turn runs.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -122,14 +124,14 @@ def sampler_from_env(env: Mapping[str, str] = os.environ) -> sampling.Sampler:
         return _SAMPLERS[name]
     if name not in _RATIO_SAMPLERS:
         known = ", ".join([*_SAMPLERS, *_RATIO_SAMPLERS])
-        raise ConfigError(f"OTEL_TRACES_SAMPLER: expected one of {known}, got {name!r}")
+        raise ConfigError(f"OTEL_TRACES_SAMPLER: expected one of {known}")
     raw = env.get("OTEL_TRACES_SAMPLER_ARG", "").strip() or "1.0"
     try:
         rate = float(raw)
     except ValueError:
         rate = -1.0
     if not 0.0 <= rate <= 1.0:
-        raise ConfigError(f"OTEL_TRACES_SAMPLER_ARG: expected a ratio in [0, 1], got {raw!r}")
+        raise ConfigError("OTEL_TRACES_SAMPLER_ARG: expected a ratio in [0, 1]")
     return _RATIO_SAMPLERS[name](rate)
 
 
@@ -164,9 +166,7 @@ def otlp_exporter_from_env(env: Mapping[str, str] = os.environ) -> SpanExporter:
         or "http/protobuf"
     ).lower()
     if protocol not in _PROTOCOLS:
-        raise ConfigError(
-            f"OTEL_EXPORTER_OTLP_PROTOCOL: expected grpc or http/protobuf, got {protocol!r}"
-        )
+        raise ConfigError("OTEL_EXPORTER_OTLP_PROTOCOL: expected grpc or http/protobuf")
     endpoint = resolve_otlp_endpoint(env, protocol)
     timeout = _timeout(env)
     headers = parse_env_headers(
@@ -214,7 +214,7 @@ def build_span_exporters(
     unknown = sorted(names - set(_EXPORTER_NAMES))
     if unknown:
         raise ConfigError(
-            f"OTEL_TRACES_EXPORTER: expected otlp, console or none, got {', '.join(unknown)!r}"
+            f"OTEL_TRACES_EXPORTER: expected otlp, console or none ({len(unknown)} unknown name(s))"
         )
     exporters: list[SpanExporter] = []
     if otlp_json_path is not None:
@@ -332,8 +332,8 @@ def _timeout(env: Mapping[str, str]) -> float:
             value = float(raw)
         except ValueError:
             value = 0.0
-        if value <= 0:
-            raise ConfigError(f"{name}: expected a positive number of seconds, got {raw!r}")
+        if not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{name}: expected a positive, finite number of seconds")
         return value
     return DEFAULT_EXPORT_TIMEOUT_S
 
@@ -347,5 +347,5 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     except ValueError:
         value = 0
     if value <= 0:
-        raise ConfigError(f"{name}: expected a positive integer, got {raw!r}")
+        raise ConfigError(f"{name}: expected a positive integer")
     return value
