@@ -422,7 +422,7 @@ def _redact_scan(args: argparse.Namespace) -> int:
             settings = load_config_file(args.config).redaction
         if args.no_pii:
             settings = settings.model_copy(update={"pii": False})
-        redactor = build_redactor(settings, str(args.config or "defaults"))
+        redactor = build_redactor(settings, str(args.config or "defaults"), field="redaction")
         findings = 0
         files: set[str] = set()
         for finding in scan_paths(args.paths, redactor):

@@ -169,6 +169,10 @@ class ScenarioTool(_Model):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     responses: list[ScriptedRule] = Field(default_factory=list)
+    read_only: bool = False
+    """Declares the tool read-only: it may run under `autonomy: read_only` (LIFECYCLE §5)."""
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    """MCP tool annotations as a server lists them; `readOnlyHint: true` declares it read-only."""
 
 
 class ScenarioMcpServer(_Model):
