@@ -214,6 +214,16 @@ class TestBadInput:
         assert line.startswith(f"zeroclaw-obs: error: {config}: ")
         assert "unknown field" in line
 
+    def test_a_bad_redaction_rule_in_the_config_file_names_that_file(self, tmp_path, capsys):
+        """An invalid regex in the TOML's `[redaction]` is named against the TOML, not echoed."""
+        config = tmp_path / "zc.toml"
+        config.write_text('[redaction]\nallow_patterns = ["(Qz7Wv9Xy"]\n')
+        path = write(tmp_path, scenario())
+        assert 2 == main(["run", "--scenario", str(path), f"--config={config}"])
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"zeroclaw-obs: error: {config}: redaction.allow_patterns.0: ")
+        assert "Qz7Wv9Xy" not in line
+
 
 class TestDemo:
     def test_demo_runs_the_built_in_scenario(self, tmp_path, capsys, monkeypatch):

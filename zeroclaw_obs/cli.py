@@ -629,6 +629,9 @@ def _prepare(
         scenario = load_scenario(args.scenario)
         message = args.message
     base = load_config_file(args.config) if args.config is not None else None
+    if base is not None:
+        # Named against the TOML file, where the bad entry is, before the merge hides its origin.
+        build_redactor(base.redaction, str(args.config), field="redaction")
     key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
     scenario = _apply_settings(scenario, source, base, receipts=key is not None)
     outputs = _Outputs(
