@@ -43,12 +43,14 @@ from typing import Any
 from ..tools.base import ToolSpec
 
 __all__ = [
+    "MAX_ARGUMENT_DEPTH",
     "MAX_PARSE_RETRIES",
     "PARSE_ERROR_FEEDBACK",
     "PARSE_FAILURE_FINAL",
     "TextParse",
     "TextToolCall",
     "build_tool_instructions",
+    "depth_within",
     "format_tool_results",
     "is_parse_failure",
     "parse_text_tool_calls",
@@ -73,8 +75,9 @@ PARSE_ERROR_FEEDBACK = (
 )
 """The user message the loop sends back when `is_parse_failure` is true."""
 
-_MAX_ARGUMENT_DEPTH = 64
-"""Arguments nested deeper than this are invalid: later steps walk them recursively."""
+MAX_ARGUMENT_DEPTH = 64
+"""Arguments nested deeper than this are invalid, text or native (`turn/parse.py` applies the
+same cap): later steps walk them recursively."""
 
 _TAG_KINDS = ("tool_calls", "tool_call", "toolcall", "tool-call")
 _FENCE_KIND = "```"
@@ -423,13 +426,16 @@ def _decode_arguments(raw: Any) -> dict[str, Any] | None:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
     value = _loads(raw) if isinstance(raw, str) else raw
-    if not isinstance(value, dict) or not _depth_within(value, _MAX_ARGUMENT_DEPTH):
+    if not isinstance(value, dict) or not depth_within(value):
         return None
     return value
 
 
-def _depth_within(value: Any, limit: int) -> bool:
-    # Iterative on purpose: the point is to refuse structures a recursive walk would choke on.
+def depth_within(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """True when `value` nests no deeper than `limit` (the object itself is level 1).
+
+    Iterative on purpose: the point is to refuse structures a recursive walk would choke on.
+    """
     stack = [(value, 1)]
     while stack:
         current, depth = stack.pop()
@@ -437,6 +443,6 @@ def _depth_within(value: Any, limit: int) -> bool:
             return False
         if isinstance(current, dict):
             stack.extend((child, depth + 1) for child in current.values())
-        elif isinstance(current, list):
+        elif isinstance(current, (list, tuple)):
             stack.extend((child, depth + 1) for child in current)
     return True

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..providers.base import ProviderResponse
-from ..providers.text_protocol import TextParse, is_parse_failure, parse_text_tool_calls
+from ..providers.text_protocol import (
+    MAX_ARGUMENT_DEPTH,
+    TextParse,
+    depth_within,
+    is_parse_failure,
+    parse_text_tool_calls,
+)
 from ..redaction import Redactor
 
 __all__ = [
@@ -37,8 +43,6 @@ __all__ = [
     "parse_response",
 ]
 
-MAX_ARGUMENT_DEPTH = 64
-"""Arguments nested deeper than this (the text protocol's cap) are invalid arguments."""
 
 _TOO_DEEP = f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
 _MARKER = "[REDACTED"
@@ -108,23 +112,6 @@ class CallIds:
             candidate = f"{redacted}-{self._redacted}"
             if candidate not in self._marked:
                 return candidate
-
-
-def depth_within(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
-    """True when `value` nests no deeper than `limit` (the object itself is level 1).
-
-    Iterative on purpose: the point is to refuse structures a recursive walk would choke on.
-    """
-    stack = [(value, 1)]
-    while stack:
-        current, depth = stack.pop()
-        if depth > limit:
-            return False
-        if isinstance(current, dict):
-            stack.extend((child, depth + 1) for child in current.values())
-        elif isinstance(current, (list, tuple)):
-            stack.extend((child, depth + 1) for child in current)
-    return True
 
 
 def _decode_arguments(raw: dict[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
