@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from zeroclaw_obs.observability.events import ObserverEvent
+from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay
 from zeroclaw_obs.scenario import parse_scenario
 from zeroclaw_obs.turn.loop import TurnOutcome
@@ -25,6 +26,18 @@ class RecordingObserver:
     def of(self, kind: type) -> list[Any]:
         """The events of one type."""
         return [e for e in self.events if isinstance(e, kind)]
+
+
+class CountingRedactor(Redactor):
+    """The default redactor, counting `redact_text` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def redact_text(self, text: str) -> str:
+        self.calls += 1
+        return super().redact_text(text)
 
 
 class NoTerminal:

@@ -24,6 +24,8 @@ from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 from zeroclaw_obs.redaction import Redactor
 
+from ..conftest import CountingRedactor
+
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 WEATHER = {
     "name": "get_weather",
@@ -306,18 +308,6 @@ class TestLabelRedaction:
         for openmetrics in (False, True):
             exposition = render_metrics(registry, openmetrics=openmetrics).decode()
             assert "m\\\\ud800x" in exposition
-
-
-class CountingRedactor(Redactor):
-    """The default redactor, counting `redact_text` calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def redact_text(self, text: str) -> str:
-        self.calls += 1
-        return super().redact_text(text)
 
 
 class TestTurnMetrics:

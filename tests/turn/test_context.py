@@ -9,6 +9,8 @@ import pytest
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.turn.context import ShownNames, TurnCancellation, TurnState
 
+from ..conftest import CountingRedactor
+
 GITHUB = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 
 
@@ -65,18 +67,6 @@ class TestTurnState:
         a, b = TurnState(user_message="x"), TurnState(user_message="x")
         assert a.turn_id != b.turn_id
         assert a.messages is not b.messages
-
-
-class CountingRedactor(Redactor):
-    """The default redactor, counting `redact_text` calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def redact_text(self, text: str) -> str:
-        self.calls += 1
-        return super().redact_text(text)
 
 
 class TestShownNames:
