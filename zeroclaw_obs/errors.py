@@ -9,6 +9,10 @@ exceptions are for bad input, bugs and the control flow the loop must see.
     │   ├── ScenarioExhaustedError    a scripted model ran out of responses
     │   └── ToolDefinitionError       a function cannot become a tool
     └── ProviderError                 the model backend failed                → exit code 3
+        ├── ProviderHTTPError         it answered with an HTTP error status (429, 5xx, 4xx)
+        ├── ProviderTimeoutError      connect or read timed out
+        ├── ProviderConnectionError   no connection, or it dropped mid-response
+        └── ProviderResponseError     it answered, but not in its documented wire format
 
     TurnControl (BaseException: a decision, not an error)
     └── TurnAborted                   the loop must stop the turn now         → exit code 3
@@ -28,7 +32,11 @@ from __future__ import annotations
 __all__ = [
     "BadInputError",
     "ConfigError",
+    "ProviderConnectionError",
     "ProviderError",
+    "ProviderHTTPError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
     "ScenarioExhaustedError",
     "ToolDefinitionError",
     "TurnAborted",
@@ -58,7 +66,72 @@ class ToolDefinitionError(BadInputError):
 
 
 class ProviderError(ZeroclawError):
-    """Raised by a provider when its backend fails; the turn ends as `error`."""
+    """Raised by a provider when its backend fails; the turn ends as `error` after retries.
+
+    Backend errors are translated once, at the provider seam, into one of the subclasses; the
+    retry policy (`turn/`) reads `retryable` and `retry_after`, never the backend's exception.
+    The message is `line()`: provider, status and error type only. It never holds the request
+    body, the prompt, the response body or the key, so it may be printed and exported as is.
+    """
+
+    retryable: bool = False
+    """Whether the same request may succeed if sent again (429, 5xx, connect errors)."""
+
+    def __init__(
+        self,
+        provider: str,
+        error_type: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.provider = provider
+        """The provider's (redacted) name, as on spans."""
+        self.error_type = error_type
+        """A short machine word: the backend's error type (`rate_limit_error`,
+        `overloaded_error`) when it sent one from a fixed vocabulary, else ours
+        (`http_500`, `timeout`, `connect_error`, `invalid_response`)."""
+        self.status = status
+        """The HTTP status, when the backend answered with one."""
+        self.retry_after = retry_after
+        """Seconds the backend asked us to wait (`Retry-After`), when it did."""
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """`provider 'openai': HTTP 429 rate_limit_error` — the one line a user sees."""
+        status = f"HTTP {self.status} " if self.status is not None else ""
+        return f"provider {self.provider!r}: {status}{self.error_type}"
+
+
+class ProviderHTTPError(ProviderError):
+    """Raised when the backend answers with an error status; 429 and 5xx are retryable."""
+
+    def __init__(
+        self,
+        provider: str,
+        error_type: str,
+        *,
+        status: int,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(provider, error_type, status=status, retry_after=retry_after)
+        self.retryable = status == 429 or status >= 500
+
+
+class ProviderTimeoutError(ProviderError):
+    """Raised when connecting or reading passes `timeout_s`; retryable."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """Raised when no connection could be made, or it dropped mid-response; retryable."""
+
+    retryable = True
+
+
+class ProviderResponseError(ProviderError):
+    """Raised when the backend's answer is not in its documented wire format; not retried."""
 
 
 class TurnControl(BaseException):

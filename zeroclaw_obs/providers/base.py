@@ -8,6 +8,7 @@ text is a provider *property* (`native_tools`) that the loop reads, never a bran
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,11 @@ class ProviderRequest:
     iteration: int = 0
     """1-based iteration number, for providers that log or script by position."""
 
+    on_text: Callable[[str], None] | None = None
+    """A streaming provider calls this with each text delta as it arrives, in order, on the
+    loop (raw model text: the loop redacts before anything leaves). It must not block or
+    raise. The full text still comes back in `ProviderResponse.text`."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProviderResponse:
@@ -63,13 +69,25 @@ class ProviderResponse:
     model: str | None = None
     """The model that answered, when the backend says; else the request's model is used."""
 
+    response_id: str | None = None
+    """The backend's id of this response (`gen_ai.response.id`), when it sends one."""
+
+    finish_reasons: tuple[str, ...] = ()
+    """Why generation stopped, as the backend says it (`stop`, `tool_calls`, `end_turn`, …):
+    `gen_ai.response.finish_reasons`."""
+
 
 class Provider(ABC):
     """Base of every provider. The contract:
 
     - `complete` is called by `turn/loop.py` once per iteration, never concurrently for one turn.
-    - It returns a `ProviderResponse` or raises `ProviderError` (backend errors are translated
-      once, here at the seam, with `raise … from exc`); `ScenarioExhaustedError` for scripts.
+    - It returns a `ProviderResponse` or raises a `ProviderError` subclass (backend errors are
+      translated once, here at the seam, with `raise … from exc`, into the most specific one:
+      `ProviderHTTPError`, `ProviderTimeoutError`, `ProviderConnectionError`,
+      `ProviderResponseError`); `ScenarioExhaustedError` for scripts. It sends one request
+      and never retries: the retry policy lives in `turn/` and reads the error's `retryable`
+      and `retry_after`.
+    - Cancellation (the task is cancelled) closes the HTTP request in flight.
     - `aclose` releases connections and is safe to call twice.
     """
 
@@ -82,6 +100,12 @@ class Provider(ABC):
 
     native_tools: bool = True
     """True: tool specs travel natively. False: the text protocol in the system prompt."""
+
+    server_address: str | None = None
+    """`server.address` on `chat` spans: the host the provider talks to (None: in process)."""
+
+    server_port: int | None = None
+    """`server.port` on `chat` spans."""
 
     @abstractmethod
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
