@@ -101,6 +101,10 @@ class Provider(ABC):
     native_tools: bool = True
     """True: tool specs travel natively. False: the text protocol in the system prompt."""
 
+    max_retries: int = 0
+    """How many times `turn/` may send a request again after a retryable `ProviderError`
+    (the agent file's `max_retries`; 0 for in-process providers)."""
+
     server_address: str | None = None
     """`server.address` on `chat` spans: the host the provider talks to (None: in process)."""
 
