@@ -23,8 +23,8 @@ from zeroclaw_obs.errors import (
 )
 from zeroclaw_obs.providers.anthropic import (
     AnthropicProvider,
+    InBandError,
     StreamAssembler,
-    StreamErrorEvent,
     WireFormatError,
     parse_message,
     request_body,
@@ -415,9 +415,17 @@ class TestStreamAssembler:
         chunks = [start(), *tool_block(0, "toolu_X", "f", '{"a": '), *end("tool_use")]
         assert '{"a": ' == assemble(chunks)[0].response().tool_calls[0].arguments
 
+    def test_hostile_nesting_is_handled(self):
+        """Input nested past the decoder's depth stays a string; such event data is refused."""
+        deep = "[" * 100_000
+        chunks = [start(), *tool_block(0, "toolu_X", "f", deep), *end("tool_use")]
+        assert deep == assemble(chunks)[0].response().tool_calls[0].arguments
+        with pytest.raises(WireFormatError):
+            StreamAssembler().feed("message_start", deep)
+
     def test_error_event(self):
         """`event: error` raises with the backend's error type."""
-        with pytest.raises(StreamErrorEvent) as info:
+        with pytest.raises(InBandError) as info:
             assemble(
                 [start(), ev("error", error={"type": "overloaded_error", "message": "Overloaded"})]
             )

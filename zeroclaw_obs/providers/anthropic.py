@@ -50,7 +50,9 @@ from .text_protocol import format_tool_results
 
 __all__ = [
     "ANTHROPIC_VERSION",
+    "ERROR_STATUS",
     "AnthropicProvider",
+    "InBandError",
     "StreamAssembler",
     "WireFormatError",
     "parse_message",
@@ -73,10 +75,12 @@ class WireFormatError(ValueError):
     """
 
 
-class StreamErrorEvent(Exception):
-    """Raised when the backend sends an error inside a 200 (`event: error` mid-stream).
+class InBandError(Exception):
+    """Raised when the backend sends an error inside a 200 response.
 
-    `error_type` is the backend's word, unchecked; the message never holds it.
+    That is an `event: error` mid-stream (typically `overloaded_error`) or an error object as
+    a non-streamed body. `error_type` is the backend's word, unchecked; the message never
+    holds it.
     """
 
     def __init__(self, error_type: str) -> None:
@@ -179,11 +183,11 @@ class AnthropicProvider(Provider):
                 return await self._streamed(body, request)
             answer = await self._endpoint.post_json(_PATH, body)
             if isinstance(answer, dict) and answer.get("type") == "error":
-                raise StreamErrorEvent(_error_type(answer))
+                raise InBandError(_error_type(answer))
             return parse_message(answer)
         except WireFormatError as exc:
             raise ProviderResponseError(self.name, "invalid_response") from exc
-        except StreamErrorEvent as exc:
+        except InBandError as exc:
             raise self._in_band_error(exc.error_type) from exc
 
     async def _streamed(self, body: dict[str, Any], request: ProviderRequest) -> ProviderResponse:
@@ -365,7 +369,7 @@ def _input_object(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, str):
         try:
             decoded = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return decoded if isinstance(decoded, dict) else {}
     return {}
@@ -468,19 +472,19 @@ class StreamAssembler:
 
         Raises:
             WireFormatError: the event's data is not the documented shape.
-            StreamErrorEvent: the event is an `error` event.
+            InBandError: the event is an `error` event.
         """
         if event == "ping":
             return ""
         try:
             payload = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise WireFormatError("an event's data is not JSON") from None
         if not isinstance(payload, dict):
             raise WireFormatError("an event's data is not an object")
         kind = payload.get("type", event)
         if event == "error" or kind == "error":
-            raise StreamErrorEvent(_error_type(payload))
+            raise InBandError(_error_type(payload))
         if kind == "message_start":
             self._message_start(payload.get("message"))
         elif kind == "content_block_start":
@@ -603,7 +607,7 @@ class StreamAssembler:
             return
         try:
             decoded = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             block.arguments = raw
             return
         block.arguments = decoded if isinstance(decoded, dict) else raw
