@@ -529,6 +529,22 @@ class TestAnthropicProvider:
         assert ["user", "assistant", "user"] == [m["role"] for m in sent["messages"]]
         assert ["toolu_A", "toolu_B"] == [b["tool_use_id"] for b in sent["messages"][2]["content"]]
 
+    async def test_events_split_across_http_chunks(self, wire, provider):
+        """Event framing does not follow HTTP chunks: 7-byte chunks assemble the same."""
+        raw = b"".join(TOOLS_STREAM)
+        wire.script(Reply.stream([raw[i : i + 7] for i in range(0, len(raw), 7)]))
+        response = await provider.complete(ask(tools=[WEATHER, TIME]))
+        assert assemble(TOOLS_STREAM)[0].response() == response
+
+    async def test_the_final_no_tools_call_carries_tool_history_as_text(self, wire, provider):
+        """A native request without tools sends no tool blocks, which the API would refuse."""
+        wire.script(Reply.stream(TEXT_STREAM))
+        await provider.complete(ask(messages=CHAT))
+        sent = wire.requests[0].json
+        assert "tools" not in sent
+        kinds = {block["type"] for m in sent["messages"] for block in m["content"]}
+        assert {"text"} == kinds
+
     async def test_text_protocol_sends_no_tools(self, wire: WireServer):
         """`native_tools=False`: no `tools` field; the model's text comes back as text."""
         wire.script(Reply.stream(TEXT_STREAM))
