@@ -410,6 +410,16 @@ class TestStreamAssembler:
         assert "I'll check both." == response.text
         assert ("tool_use",) == response.finish_reasons
 
+    def test_usage_is_cumulative(self):
+        """Counts repeated in `message_delta` (a proxy's zero among them) never go down."""
+        delta = ev(
+            "message_delta",
+            delta={"stop_reason": "end_turn", "stop_sequence": None},
+            usage={"input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9},
+        )
+        chunks = [start(50), *text_block(0, "x"), delta, ev("message_stop")]
+        assert Usage(input_tokens=50, output_tokens=9) == assemble(chunks)[0].response().usage
+
     def test_input_that_does_not_decode_is_kept_as_a_string(self):
         """Broken input reaches the loop as its string, which reports it as bad arguments."""
         chunks = [start(), *tool_block(0, "toolu_X", "f", '{"a": '), *end("tool_use")]

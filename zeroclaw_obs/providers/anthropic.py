@@ -541,16 +541,17 @@ class StreamAssembler:
         self._take_usage(message.get("usage"), "message_start.message.usage")
 
     def _take_usage(self, usage: Any, where: str) -> None:
-        # message_delta's counts are cumulative: a later count replaces an earlier one.
+        # The counts are cumulative (message_delta repeats them), so the larger one wins: a
+        # proxy that sends `input_tokens: 0` in message_delta does not erase message_start's.
         if usage is None:
             return
         if not isinstance(usage, dict):
             raise WireFormatError(f"{where} is not an object")
-        if "input_tokens" in usage and usage["input_tokens"] is not None:
-            self._input_tokens = _input_tokens(usage, where)
+        if usage.get("input_tokens") is not None:
+            self._input_tokens = max(self._input_tokens or 0, _input_tokens(usage, where))
         output = _optional_int(usage.get("output_tokens"), f"{where}.output_tokens")
         if output is not None:
-            self._output_tokens = output
+            self._output_tokens = max(self._output_tokens or 0, output)
 
     def _block_start(self, payload: dict[str, Any]) -> None:
         index = _index(payload, "content_block_start")
