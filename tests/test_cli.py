@@ -132,7 +132,7 @@ class TestBadInput:
         [
             (lambda d: d.update(colour="blue"), "unknown field"),
             (lambda d: d["config"].update(parallel_tools="maybe"), "config.parallel_tools:"),
-            (lambda d: d.pop("responses"), "responses: Field required"),
+            (lambda d: d.pop("responses"), "responses: a scripted provider needs at least one"),
             (lambda d: d.update(responses=[{}]), "responses.0:"),
             (lambda d: d["tools"][0].update(responses=[{"when": {}}]), "tools.0.responses.0:"),
             (lambda d: d["config"].update(max_tool_iterations=0), "config.max_tool_iterations:"),

@@ -106,7 +106,7 @@ class TestScenarioErrors:
         ("data", "expected"),
         [
             ({"responses": [{"text": "x"}]}, "s: user: Field required"),
-            ({"user": "x", "responses": []}, "s: responses: List should have at least 1 item"),
+            ({"user": "x", "responses": []}, "s: responses: a scripted provider needs"),
             (
                 {"user": "x", "responses": [{"text": "x"}], "extra": 1},
                 "s: (top level): unknown field (key 3)",
@@ -433,3 +433,146 @@ class TestBadInputIsOneLine:
             + "mcp_servers: [{name: wx, deferred: false, tools: [{name: f}]}]\n"
         )
         build_replay(load_scenario(path))
+
+
+AGENT = {"provider": {"kind": "openai", "model": "gpt-4.1-mini"}}
+
+
+class TestAgentFile:
+    def test_a_real_provider_without_responses_is_an_agent_file(self):
+        """`kind: openai` with no `responses` loads, with the documented defaults."""
+        provider = parse_scenario(AGENT, "a.yaml").provider
+        assert ("openai", "openai", "gpt-4.1-mini") == (
+            provider.kind,
+            provider.name,
+            provider.model,
+        )
+        assert "https://api.openai.com/v1" == provider.url
+        assert (True, True, 60.0, 2) == (
+            provider.native_tools,
+            provider.stream,
+            provider.timeout_s,
+            provider.max_retries,
+        )
+        assert "OPENAI_API_KEY" == provider.key_variable
+
+    def test_anthropic_defaults(self):
+        """`kind: anthropic` reads ANTHROPIC_API_KEY and talks to the API root without /v1."""
+        data = {"provider": {"kind": "anthropic", "model": "claude-sonnet-4-5"}}
+        provider = parse_scenario(data, "a.yaml").provider
+        assert ("https://api.anthropic.com", "ANTHROPIC_API_KEY") == (
+            provider.url,
+            provider.key_variable,
+        )
+
+    def test_scripted_is_the_default_kind(self):
+        """A scenario without `kind` is scripted, named `scripted`, model `scripted-model`."""
+        provider = parse_scenario({"user": "x", "responses": [{"text": "x"}]}, "s").provider
+        assert ("scripted", "scripted", "scripted-model") == (
+            provider.kind,
+            provider.name,
+            provider.model,
+        )
+
+    @pytest.mark.parametrize(
+        ("data", "expected"),
+        [
+            ({"provider": {"kind": "openai"}}, "a.yaml: provider.model: required when kind is"),
+            ({"provider": {"kind": "scripted"}, "user": "x"}, "a.yaml: responses: a scripted"),
+            (
+                {**AGENT, "responses": [{"text": "x"}]},
+                "a.yaml: responses: a real provider (kind: openai) replays nothing",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "timeout_s": 0}},
+                "a.yaml: provider.timeout_s: Input should be greater than 0",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "timeout_s": float("inf")}},
+                "a.yaml: provider.timeout_s:",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "max_retries": 11}},
+                "a.yaml: provider.max_retries: Input should be less than or equal to 10",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "kind": "gemini"}},
+                "a.yaml: provider.kind:",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "base_url": "ftp://host/x"}},
+                "a.yaml: provider.base_url: must be an http:// or https:// URL with a host",
+            ),
+            (
+                {"provider": {**AGENT["provider"], "api_key_env": "sk-proj-abc"}},
+                "a.yaml: provider.api_key_env: must be the NAME of an environment variable",
+            ),
+            ({**AGENT, "python_tools": ["nocolon"]}, "a.yaml: python_tools.0: expected"),
+        ],
+    )
+    def test_invalid_agent_files_are_one_line(self, data, expected):
+        """Each invalid provider field is named on one line."""
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "a.yaml")
+        assert str(info.value).startswith(expected)
+        assert "\n" not in str(info.value)
+
+    def test_credentials_in_the_base_url_are_refused(self):
+        """A URL with user:password is a key in the file; the URL is never echoed."""
+        url = f"https://user:{TOKEN}@api.example.com/v1"
+        with pytest.raises(ConfigError) as info:
+            parse_scenario({"provider": {**AGENT["provider"], "base_url": url}}, "a.yaml")
+        assert str(info.value).startswith("a.yaml: provider.base_url: credentials in the URL")
+        assert TOKEN not in str(info.value)
+        assert "api.example.com" not in str(info.value)
+
+
+class TestKeysInTheFile:
+    def test_api_key_is_refused_with_the_documented_line(self):
+        """`api_key:` in provider is refused at load, naming the field, never the key."""
+        data = {"provider": {**AGENT["provider"], "api_key": TOKEN}}
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "agent.yaml")
+        expected = (
+            "agent.yaml: provider.api_key: keys are read from the variable api_key_env names, "
+            "never from the file"
+        )
+        assert expected == str(info.value)
+
+    @pytest.mark.parametrize(
+        ("field", "shown"),
+        [
+            ("token", "token"),
+            ("Authorization", "authorization"),
+            ("client_secret", "client_secret"),
+            ("OPENAI_API_KEY", "<key 3>"),
+            ("my_bearer", "<key 3>"),
+        ],
+    )
+    def test_any_key_like_field_is_refused(self, field, shown):
+        """Any field named like a key, token or secret is refused (odd names by position)."""
+        data = {"provider": {**AGENT["provider"], field: TOKEN}}
+        with pytest.raises(ConfigError) as info:
+            parse_scenario(data, "agent.yaml")
+        assert f"agent.yaml: provider.{shown}: keys are read from" in str(info.value)
+        assert TOKEN not in str(info.value)
+
+    def test_refused_before_other_problems(self):
+        """The key is refused even when the rest of the file is invalid too."""
+        data = {"provider": {"kind": "nope", "api_key": TOKEN}, "colour": 1}
+        with pytest.raises(ConfigError, match=r"provider\.api_key: keys are read"):
+            parse_scenario(data, "agent.yaml")
+
+    def test_refused_when_loading_a_file(self, tmp_path):
+        """`load_scenario` refuses a key in a YAML file the same way."""
+        path = tmp_path / "agent.yaml"
+        path.write_text(f"provider: {{kind: openai, model: m, api_key: {TOKEN}}}\n")
+        with pytest.raises(ConfigError) as info:
+            load_scenario(path)
+        assert f"{path}: provider.api_key: keys are read" in str(info.value)
+        assert TOKEN not in str(info.value)
+
+    def test_the_variable_name_is_allowed(self):
+        """`api_key_env` names a variable: it is not a key."""
+        data = {"provider": {**AGENT["provider"], "api_key_env": "MY_KEY"}}
+        assert "MY_KEY" == parse_scenario(data, "a.yaml").provider.key_variable

@@ -1,26 +1,39 @@
 """Replay: build the runtime a scenario describes and run its turn.
 
 This is the seam between the file format (`scenario.py`) and the engine (`turn/`): it turns
-scripted tools, MCP servers and responses into a `ResolvedAgentExecution` and a `TurnState`,
-and arms `cancel_after_ms` as a timer on the turn's cancel scope. The CLI, the demo, the
-benchmarks and the end-to-end tests all run turns through here.
+scripted tools, Python tools, MCP servers and the provider section into a
+`ResolvedAgentExecution` and a `TurnState`, and arms `cancel_after_ms` as a timer on the turn's
+cancel scope. The CLI, the demo, the benchmarks and the end-to-end tests all run turns through
+here.
+
+The provider is built by kind (`build_provider`): the scripted one replays `responses`; a real
+one (`openai`, `anthropic`) is imported only when built, so a scripted run (`demo`) never
+imports httpx. Its key is read from the environment variable `api_key_env` names
+(`resolve_api_key`), never from the file. Whoever runs the turn awaits `provider.aclose()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .approval import ApprovalManager, AuditLog, TerminalPrompter
 from .config import build_redactor
+from .errors import ConfigError
 from .observability.observer import NoopObserver, Observer
+from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
 from .receipts import ReceiptGenerator
+from .record import TurnRecorder
 from .redaction import Redactor
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioProvider, ScenarioResponse
 from .tools.base import Provenance, Tool
 from .tools.deferred import ActivatedToolSet
 from .tools.mcp import McpServer
+from .tools.python_tools import import_python_tools
 from .tools.registry import ToolRegistry
 from .tools.scripted import ScriptedTool
 from .turn.context import ResolvedAgentExecution, TurnState
@@ -28,7 +41,7 @@ from .turn.events import TurnEventLog
 from .turn.hooks import Hooks
 from .turn.loop import TurnOutcome, run_tool_call_loop
 
-__all__ = ["Replay", "build_replay"]
+__all__ = ["Replay", "build_provider", "build_replay", "resolve_api_key"]
 
 
 @dataclass(kw_only=True)
@@ -38,10 +51,30 @@ class Replay:
     scenario: Scenario
     execution: ResolvedAgentExecution
     state: TurnState
-    provider: ScriptedProvider
+    provider: Provider
+    """The provider the turn talks to (wrapped by the recorder when recording)."""
     events: TurnEventLog
     audit: AuditLog
     extra_tools: list[Tool] = field(default_factory=list)
+    recorder: TurnRecorder | None = None
+    """Set when the run is recorded (`--record`): see `recording()`."""
+
+    def recording(self) -> dict[str, Any]:
+        """What the run saw, as scenario data that replays it offline (`record.py`).
+
+        Raises:
+            RuntimeError: the replay was built without a recorder.
+        """
+        if self.recorder is None:
+            raise RuntimeError("this replay was built without a recorder")
+        provider = self.provider
+        return self.recorder.scenario(
+            self.scenario,
+            user_message=self.state.user_message,
+            provider=provider,
+            tools=list(self.execution.registry),
+            servers=self.execution.mcp_servers,
+        )
 
     async def run(self) -> TurnOutcome:
         """Run the turn; `cancel_after_ms` cancels it that long after it starts.
@@ -76,6 +109,8 @@ def build_replay(
     hooks: Hooks | None = None,
     extra_tools: list[Tool] | None = None,
     audit: AuditLog | None = None,
+    env: Mapping[str, str] | None = None,
+    recorder: TurnRecorder | None = None,
 ) -> Replay:
     """Build the runtime of one scenario.
 
@@ -91,12 +126,22 @@ def build_replay(
         extra_tools: programmatic tools registered beside the scripted ones.
         audit: where approval decisions go (e.g. `AuditLog.streaming_to` a file); a fresh
             in-memory log when None.
+        env: where a real provider's key variable is read (`os.environ` when None).
+        recorder: records the run (`--record`): wraps the provider, registers an
+            after-hook on `hooks` for tool results, and records approval answers.
+
+    Raises:
+        ConfigError: a Python tool cannot be imported, or a real provider's key variable
+            is not set (one line naming the file and the field).
     """
     config = scenario.config
     registry = ToolRegistry(scope=scenario.agent.alias)
     for spec in scenario.tools:
         registry.register(ScriptedTool(spec))
-    for tool in extra_tools or []:
+    python = import_python_tools(
+        scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
+    )
+    for tool in [*python, *(extra_tools or [])]:
         registry.register(tool)
     servers = [
         McpServer(
@@ -106,17 +151,17 @@ def build_replay(
         )
         for server in scenario.mcp_servers
     ]
-    provider = ScriptedProvider(
-        scenario.responses,
-        native_tools=scenario.provider.native_tools,
-        name=scenario.provider.name,
-        model=scenario.provider.model,
-        source=source,
-    )
+    provider = build_provider(scenario.provider, scenario.responses, source=source, env=env)
     audit = audit if audit is not None else AuditLog()
-    approval = ApprovalManager(
-        config.approval, audit=audit, terminal=terminal or TerminalPrompter()
-    )
+    terminal = terminal or TerminalPrompter()
+    hooks = hooks if hooks is not None else Hooks()
+    if recorder is None:
+        approval = ApprovalManager(config.approval, audit=audit, terminal=terminal)
+    else:
+        provider = recorder.provider(provider)
+        approval = recorder.approvals(config.approval, audit=audit, terminal=terminal)
+        hooks.add_after(recorder.record_tool_result)
+        recorder.track_tools(list(registry), servers)
     events = TurnEventLog()
     execution = ResolvedAgentExecution(
         alias=scenario.agent.alias,
@@ -129,7 +174,7 @@ def build_replay(
         redactor=redactor or build_redactor(config.redaction, source),
         observer=observer or NoopObserver(),
         receipts=ReceiptGenerator(receipt_key) if config.receipts.enabled else None,
-        hooks=hooks or Hooks(),
+        hooks=hooks,
         system_prompt=scenario.system_prompt,
     )
     state = TurnState(
@@ -145,4 +190,81 @@ def build_replay(
         events=events,
         audit=audit,
         extra_tools=list(extra_tools or []),
+        recorder=recorder,
+    )
+
+
+def build_provider(
+    settings: ScenarioProvider,
+    responses: Sequence[ScenarioResponse] = (),
+    *,
+    source: str = "scenario",
+    env: Mapping[str, str] | None = None,
+) -> Provider:
+    """The provider a scenario's `provider:` section describes.
+
+    `scripted` replays `responses`; `openai` and `anthropic` build the real provider (imported
+    here, so nothing on a scripted path imports httpx), with the key from `resolve_api_key`.
+
+    Raises:
+        ConfigError: the key variable a real provider needs is not set.
+    """
+    if not settings.real:
+        return ScriptedProvider(
+            responses,
+            native_tools=settings.native_tools,
+            name=settings.name,
+            model=settings.model or "scripted-model",
+            source=source,
+        )
+    key = resolve_api_key(settings, source=source, env=env)
+    options: dict[str, Any] = {
+        "base_url": settings.url,
+        "model": settings.model,
+        "api_key": key,
+        "native_tools": settings.native_tools,
+        "stream": settings.stream,
+        "timeout_s": settings.timeout_s,
+        "max_retries": settings.max_retries,
+        "name": settings.name,
+    }
+    if settings.kind == "anthropic":
+        from .providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(**options)
+    from .providers.openai import OpenAIProvider
+
+    return OpenAIProvider(**options)
+
+
+def resolve_api_key(
+    settings: ScenarioProvider, *, source: str = "scenario", env: Mapping[str, str] | None = None
+) -> str | None:
+    """The key a real provider sends, read from the variable `api_key_env` names.
+
+    An empty variable counts as unset. With `api_key_env` not given, the kind's default
+    variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) is read, and a loopback `base_url` may
+    go without it (a local server without auth: no auth header is sent). `api_key_env: null`
+    never sends a key.
+
+    Returns:
+        The key, or None when no key is sent.
+
+    Raises:
+        ConfigError: the variable is required and unset; the line names the variable (shown
+            through the default redactor, in case a key was written where its name belongs),
+            never a value.
+    """
+    variable = settings.key_variable
+    if variable is None:
+        return None
+    value = (os.environ if env is None else env).get(variable)
+    if value:
+        return value
+    if not settings.key_required:
+        return None
+    shown = Redactor().redact_text(variable)
+    raise ConfigError(
+        f"{source}: provider.api_key_env: the environment variable {shown} is not set "
+        f"(it holds the {settings.kind} key)"
     )

@@ -1,9 +1,14 @@
-"""Scenario files: a scripted turn that replays a model deterministically (DESIGN §4).
+"""Scenario files: a scripted turn that replays a model deterministically (DESIGN §4, §7).
 
 This module owns the file format (pydantic models that forbid unknown fields), loading JSON or
 YAML with one-line errors that name the file and the field, and building the runtime a scenario
 describes. A scenario is the developer's way to replay a recorded turn: the same file gives the
-same slots, events and history every time.
+same slots, events and history every time. The same format with a real `provider:` section
+(`kind: openai | anthropic`) and no `responses:` is an agent file: the model is real,
+everything else (scripted tools, `python_tools`, config, approval) keeps its meaning.
+
+Keys never live in a file: the provider section names the variable that holds the key
+(`api_key_env`), and any key-like field written there is refused at load without quoting it.
 
 Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
 one `ConfigError` line, whatever the bytes. The YAML loader is bounded: nesting deeper than
@@ -15,12 +20,23 @@ servers) is checked here, so building the runtime never fails on a name.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .config import (
     MAX_COUNT,
@@ -36,6 +52,10 @@ from .config import (
 from .errors import ConfigError
 
 __all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_BASE_URLS",
+    "KEY_IN_FILE",
+    "ProviderKind",
     "Scenario",
     "ScenarioAgent",
     "ScenarioMcpServer",
@@ -48,6 +68,7 @@ __all__ = [
     "ScriptedRule",
     "load_scenario",
     "parse_scenario",
+    "reject_keys_in_file",
 ]
 
 
@@ -183,12 +204,187 @@ class ScenarioMcpServer(_Model):
     tools: list[ScenarioTool] = Field(default_factory=list)
 
 
-class ScenarioProvider(_Model):
-    """The scripted provider's capabilities."""
+ProviderKind = Literal["scripted", "openai", "anthropic"]
+"""`scripted` replays `responses`; `openai` speaks Chat Completions (and every compatible
+server); `anthropic` speaks the Messages API."""
 
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+"""Where a real provider goes when the file gives no `base_url`."""
+
+DEFAULT_API_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""The variable a real provider reads its key from when the file gives no `api_key_env`."""
+
+KEY_IN_FILE = "keys are read from the variable api_key_env names, never from the file"
+"""The problem reported for a key written in a scenario's `provider` section."""
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_CREDENTIAL_FIELD = re.compile(r"key|token|secret|passw|credential|bearer|auth", re.IGNORECASE)
+_CREDENTIAL_NAMES = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "key",
+        "token",
+        "api_token",
+        "access_token",
+        "auth_token",
+        "bearer_token",
+        "secret",
+        "secret_key",
+        "client_secret",
+        "password",
+        "authorization",
+    }
+)
+"""Credential field names shown as written (lowercased) in the error; any other
+credential-like key is shown by its position, like every unknown key."""
+
+
+class ScenarioProvider(_Model):
+    """The `provider:` section: the scripted model, or a real backend (DESIGN §7).
+
+    A real backend (`kind: openai | anthropic`) needs `model`; its key is read at run start
+    from the environment variable `api_key_env` names (never from the file: a key-like field
+    here is refused at load, see `reject_keys_in_file`).
+    """
+
+    kind: ProviderKind = "scripted"
     native_tools: bool = True
+    """False: the text protocol over the same API."""
     name: _Name = "scripted"
-    model: _Name = "scripted-model"
+    """`gen_ai.provider.name`; defaults to `kind`."""
+    model: _Name | None = None
+    """The model to ask; required for a real backend (`scripted-model` when scripted)."""
+    base_url: str | None = None
+    """The API root (`DEFAULT_BASE_URLS` when None); http or https, no credentials in it."""
+    api_key_env: str | None = None
+    """The NAME of the variable holding the key. Not given: `DEFAULT_API_KEY_ENV`, and the
+    key may be missing for a loopback `base_url` (a local server without auth: no auth
+    header is sent). Given: the variable must be set at run start. `null` given explicitly:
+    no key is ever sent."""
+    stream: bool = True
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Connect and read timeout in seconds (finite)."""
+    max_retries: int = Field(default=2, ge=0, le=10)
+    """Retries after 429, 5xx and connect errors (exponential backoff, Retry-After honoured)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_by_kind(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("kind", "scripted")
+        defaults = {"name": kind} if isinstance(kind, str) else {}
+        if kind == "scripted":
+            defaults["model"] = "scripted-model"
+        return {**defaults, **data}
+
+    @model_validator(mode="after")
+    def _real_backend_fields(self) -> ScenarioProvider:
+        if self.model is None:
+            raise FieldProblem(("model",), f"required when kind is {self.kind}")
+        if self.base_url is not None:
+            problem = _base_url_problem(self.base_url)
+            if problem is not None:
+                raise FieldProblem(("base_url",), problem)
+        if self.api_key_env is not None and not _ENV_NAME.fullmatch(self.api_key_env):
+            raise FieldProblem(
+                ("api_key_env",),
+                "must be the NAME of an environment variable (letters, digits, _), "
+                "not the key itself",
+            )
+        return self
+
+    @property
+    def real(self) -> bool:
+        """True for a real backend (`openai`, `anthropic`)."""
+        return self.kind != "scripted"
+
+    @property
+    def url(self) -> str:
+        """The API root this provider talks to (`base_url` or the kind's default)."""
+        return self.base_url or DEFAULT_BASE_URLS.get(self.kind, "")
+
+    @property
+    def key_variable(self) -> str | None:
+        """The variable the key is read from: `api_key_env` when given (None: no key ever),
+        else the kind's default."""
+        if "api_key_env" in self.model_fields_set:
+            return self.api_key_env
+        return DEFAULT_API_KEY_ENV.get(self.kind)
+
+    @property
+    def key_required(self) -> bool:
+        """Whether a missing variable is an error: yes when `api_key_env` is given, or when
+        the default variable is read for a server that is not on loopback."""
+        if "api_key_env" in self.model_fields_set:
+            return self.api_key_env is not None
+        return not _is_loopback(self.url)
+
+
+def _base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be an API root, or None; the URL itself is never quoted."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return "not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL with a host"
+    if parts.username is not None or parts.password is not None:
+        return f"credentials in the URL are refused: {KEY_IN_FILE}"
+    return None
+
+
+def _is_loopback(url: str) -> bool:
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def reject_keys_in_file(data: Any, source: str) -> None:
+    """Refuse a key written in the `provider:` section, before anything else is read.
+
+    Any field of `provider` whose name says key, token, secret, password, credential, bearer
+    or auth (other than `api_key_env`) is refused with `KEY_IN_FILE`. The value is never
+    shown; a known credential name (`api_key`, `token`, …) is, any other by its position.
+
+    Raises:
+        ConfigError: `FILE: provider.api_key: keys are read from the variable api_key_env
+            names, never from the file`.
+    """
+    provider = data.get("provider") if isinstance(data, dict) else None
+    if not isinstance(provider, dict):
+        return
+    for n, key in enumerate(provider, 1):
+        if not isinstance(key, str) or key == "api_key_env" or not _CREDENTIAL_FIELD.search(key):
+            continue
+        folded = key.strip().lower().replace("-", "_")
+        shown = folded if folded in _CREDENTIAL_NAMES else f"<key {n}>"
+        raise ConfigError(f"{source}: provider.{shown}: {KEY_IN_FILE}")
+
+
+_TOOL_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def _tool_paths(paths: list[str]) -> list[str]:
+    for index, path in enumerate(paths):
+        if not _TOOL_PATH.fullmatch(path):
+            raise FieldProblem((index,), "expected `package.module:function`")
+    return paths
 
 
 class ScenarioToolCall(_Model):
@@ -225,16 +421,46 @@ class Scenario(_Model):
     """A whole scripted turn."""
 
     agent: ScenarioAgent = Field(default_factory=ScenarioAgent)
-    user: str = Field(min_length=1)
+    user: str | None = Field(default=None, min_length=1)
+    """The user message; an agent file may leave it to the command line (`run … MESSAGE`)."""
     config: RuntimeConfig = Field(default_factory=RuntimeConfig)
     provider: ScenarioProvider = Field(default_factory=ScenarioProvider)
     tools: list[ScenarioTool] = Field(default_factory=list)
+    python_tools: list[str] = Field(default_factory=list)
+    """`@tool` functions imported by path, `package.module:function` (`tools/python_tools.py`)."""
     mcp_servers: list[ScenarioMcpServer] = Field(default_factory=list)
-    responses: list[ScenarioResponse] = Field(min_length=1)
+    responses: list[ScenarioResponse] = Field(default_factory=list)
+    """The scripted model's replies, in order: required for `kind: scripted`, refused for a
+    real backend (a file without them is an agent file)."""
     cancel_after_ms: float | None = Field(default=None, ge=0)
     system_prompt: str | None = None
     description: str | None = None
     """Free text for humans; the engine ignores it."""
+
+    @field_validator("python_tools")
+    @classmethod
+    def _python_tool_paths(cls, paths: list[str]) -> list[str]:
+        return _tool_paths(paths)
+
+    @model_validator(mode="after")
+    def _responses_match_the_provider(self) -> Scenario:
+        if self.provider.real:
+            if self.responses:
+                raise FieldProblem(
+                    ("responses",),
+                    f"a real provider (kind: {self.provider.kind}) replays nothing: remove "
+                    "`responses`, or use kind: scripted",
+                )
+            return self
+        if self.user is None:
+            raise FieldProblem(("user",), "Field required")
+        if not self.responses:
+            raise FieldProblem(
+                ("responses",),
+                "a scripted provider needs at least one response (an agent file names a real "
+                "provider: kind: openai or anthropic)",
+            )
+        return self
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> Scenario:
@@ -283,6 +509,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     problem = check_input_shape(data)
     if problem is not None:
         raise ConfigError(f"{source}: {problem}")
+    reject_keys_in_file(data, source)
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:

@@ -1,0 +1,273 @@
+"""Recording: what one real turn saw, written as a scenario that replays it offline (`--record`).
+
+`replay.py` runs a scenario; this module is its inverse. A `TurnRecorder` is handed to
+`build_replay` and listens at three seams, none of them new:
+
+- the provider: `RecordingProvider` wraps the real one and keeps each response (text, native
+  tool calls with ids, names and arguments, usage) in order; a failed call (retried or final)
+  is not a response and is not kept;
+- the tools: an `after_tool_call` hook keeps each executed call's dispatched arguments and its
+  result (`when:` = the arguments, then `output`, `error` or `raise`, matching how the slot text
+  was made), so a tool that hung until its timeout replays as that error, at once;
+- the approvals: `approvals()` builds an `ApprovalManager` that keeps each answer someone gave
+  (`yes`, `no`, `always`, `{replace_with: …}`), in order; runtime denials are not answers, and
+  recur on replay because the recorded approval mode never reads a terminal.
+
+`scenario()` then writes the run as a scenario: the user message, the agent, the config as run
+(approval answers replaced by the recorded ones, an `interactive` mode made `non_interactive`),
+a scripted provider under the real one's name and model, every registered tool as a scripted
+tool with the recorded rules (Python tools included, so replay imports nothing), the MCP servers
+likewise, and the responses. `run --scenario FILE` replays it offline to the same result slots
+and final answer.
+
+Risky part: a recording is an output like any other, so every payload in it (the user message,
+the system prompt, model texts and arguments, call ids, tool outputs, rule arguments,
+replacement texts, tool descriptions) passes through the runtime's one `Redactor`. Replay then
+meets the redacted values on both sides: a native call's arguments and its tool rule's `when`
+are redacted the same way, so they still match. Limits: a text-protocol call is redacted as
+text, so if its arguments held a secret its rule may not match on replay; a tool called twice
+with the same arguments replays its first result both times; a turn that ended on a provider
+error records the responses before it (replay then runs out of responses).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .approval import ApprovalManager, ApprovalOutcome, ApprovalRequest, AuditLog
+from .approval.surfaces import Decision, TerminalPrompter
+from .config import ApprovalConfig, ApprovalMode
+from .providers.base import Provider, ProviderRequest, ProviderResponse
+from .redaction import Redactor
+from .scenario import Scenario
+from .tools.base import Tool, ToolResult
+from .tools.mcp import McpServer
+from .turn.hooks import HookCall
+from .turn.parse import CallIds
+from .turn.results import NO_OUTPUT
+
+__all__ = ["RecordingProvider", "TurnRecorder"]
+
+
+class RecordingProvider(Provider):
+    """Wraps a provider and hands each response it returns to a `TurnRecorder`.
+
+    Every property the loop reads (`name`, `model`, `native_tools`, `max_retries`,
+    `server_address`, `server_port`) is the wrapped provider's; `aclose` closes it.
+    """
+
+    def __init__(self, inner: Provider, recorder: TurnRecorder) -> None:
+        self.inner = inner
+        """The provider that answers."""
+        self._recorder = recorder
+        self.name = inner.name
+        self.model = inner.model
+        self.native_tools = inner.native_tools
+        self.max_retries = inner.max_retries
+        self.server_address = inner.server_address
+        self.server_port = inner.server_port
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """The wrapped provider's response, recorded.
+
+        Raises:
+            ProviderError: as the wrapped provider does (nothing is recorded).
+        """
+        response = await self.inner.complete(request)
+        self._recorder.record_response(response)
+        return response
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        await self.inner.aclose()
+
+
+class _RecordingApprovals(ApprovalManager):
+    """An `ApprovalManager` that reports each outcome to the recorder."""
+
+    def __init__(self, config: ApprovalConfig, recorder: TurnRecorder, **surfaces: Any) -> None:
+        super().__init__(config, **surfaces)
+        self._recorder = recorder
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalOutcome:
+        outcome = await super().decide(request)
+        self._recorder.record_approval(outcome)
+        return outcome
+
+
+class TurnRecorder:
+    """Collects one turn's responses, tool results and approval answers, redacted.
+
+    Args:
+        redactor: the runtime's one redactor; every payload kept passes through it.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._call_ids = CallIds(redactor)
+        self.responses: list[dict[str, Any]] = []
+        """The model's responses in order, as scenario `responses` entries."""
+        self.rules: dict[str, list[dict[str, Any]]] = {}
+        """Registered tool name → its recorded rules, in the order the calls ran."""
+        self.answers: list[Any] = []
+        """Approval answers in the order they were given, as `config.approval.answers`."""
+        self._short: dict[str, str] = {}
+
+    def provider(self, inner: Provider) -> RecordingProvider:
+        """`inner`, wrapped so that each response it returns is recorded."""
+        return RecordingProvider(inner, self)
+
+    def approvals(
+        self,
+        config: ApprovalConfig,
+        *,
+        audit: AuditLog,
+        terminal: TerminalPrompter | None,
+    ) -> ApprovalManager:
+        """An `ApprovalManager` for `config` that records each answer given."""
+        return _RecordingApprovals(config, self, audit=audit, terminal=terminal)
+
+    def record_response(self, response: ProviderResponse) -> None:
+        """Keep one provider response (text, calls, usage), redacted."""
+        redact = self._redactor
+        entry: dict[str, Any] = {}
+        if response.text or not response.tool_calls:
+            entry["text"] = redact.redact_text(response.text)
+        if response.tool_calls:
+            entry["tool_calls"] = [
+                {
+                    "id": self._call_ids.assign(call.id) if call.id else None,
+                    "name": call.name,
+                    "arguments": redact.redact_value(call.arguments)
+                    if isinstance(call.arguments, dict)
+                    else redact.redact_text(call.arguments),
+                }
+                for call in response.tool_calls
+            ]
+        if response.usage is not None:
+            entry["usage"] = {
+                "input_tokens": response.usage.input_tokens,
+                "output_tokens": response.usage.output_tokens,
+            }
+        self.responses.append(entry)
+
+    def record_tool_result(self, call: HookCall, result: ToolResult) -> None:
+        """Keep one executed call as a rule of its tool (an `after_tool_call` hook).
+
+        The result is the slot's normalised text (`turn/dispatch.py`): output on success,
+        `Error: …`, `Error executing {name}: …` or a timeout's `Error: …` on failure; the rule
+        is chosen so that replay makes the same text. The first result for given arguments wins.
+        """
+        name = call.name if call.name in self.rules else self._short.get(call.name)
+        if not name:
+            return  # a built-in such as tool_search: replay runs it again
+        redact = self._redactor
+        rule: dict[str, Any] = {"when": redact.redact_value(call.arguments)}
+        if result.success:
+            rule["output"] = "" if result.output == NO_OUTPUT else redact.redact_text(result.output)
+        else:
+            text = result.error or result.output
+            raised = f"Error executing {call.name}: "
+            if text.startswith(raised):
+                rule["raise"] = redact.redact_text(text[len(raised) :])
+            else:
+                rule["error"] = redact.redact_text(text.removeprefix("Error: "))
+        rules = self.rules[name]
+        if all(existing["when"] != rule["when"] for existing in rules):
+            rules.append(rule)
+
+    def record_approval(self, outcome: ApprovalOutcome) -> None:
+        """Keep an answer someone gave; a runtime denial is nobody's answer."""
+        if outcome.runtime_denied:
+            return
+        if outcome.decision is Decision.REPLACE:
+            self.answers.append(
+                {"replace_with": self._redactor.redact_text(outcome.replacement or "")}
+            )
+        else:
+            self.answers.append(str(outcome.decision))
+
+    def track_tools(self, tools: list[Tool], servers: list[McpServer]) -> None:
+        """Name the tools whose results are kept: the registry's and the MCP servers'."""
+        for item in tools:
+            self.rules.setdefault(item.name, [])
+        for server in servers:
+            for wrapper in server.wrappers():
+                self.rules.setdefault(wrapper.name, [])
+                short = wrapper.wrapped.name
+                # A short name reaches the one activated tool with that suffix (LIFECYCLE §2).
+                self._short[short] = wrapper.name if short not in self._short else ""
+
+    def scenario(
+        self,
+        scenario: Scenario,
+        *,
+        user_message: str,
+        provider: Provider,
+        tools: list[Tool],
+        servers: list[McpServer],
+    ) -> dict[str, Any]:
+        """The recorded run as scenario data (what `--record` writes as YAML).
+
+        Args:
+            scenario: the scenario (or agent file) that ran.
+            user_message: the message the turn answered.
+            provider: the provider that answered (its name, model and protocol are kept).
+            tools: the registered tools, in registration order.
+            servers: the MCP servers.
+        """
+        redact = self._redactor
+        data: dict[str, Any] = {
+            "description": f"Recorded by zeroclaw-obs run --record ({provider.name}, "
+            f"{provider.model}); replays offline.",
+            "agent": scenario.agent.model_dump(mode="json"),
+            "user": redact.redact_text(user_message),
+        }
+        if scenario.system_prompt:
+            data["system_prompt"] = redact.redact_text(scenario.system_prompt)
+        data["config"] = self._config(scenario)
+        data["provider"] = {
+            "kind": "scripted",
+            "name": provider.name,
+            "model": provider.model,
+            "native_tools": provider.native_tools,
+        }
+        data["tools"] = [self._tool(item, item.name) for item in tools]
+        data["mcp_servers"] = [
+            {
+                "name": server.name,
+                "deferred": server.deferred,
+                "tools": [self._tool(w.wrapped, w.name) for w in server.wrappers()],
+            }
+            for server in servers
+        ]
+        data["responses"] = self.responses
+        if scenario.cancel_after_ms is not None:
+            data["cancel_after_ms"] = scenario.cancel_after_ms
+        return data
+
+    def _config(self, scenario: Scenario) -> dict[str, Any]:
+        config = scenario.config.model_dump(mode="json", by_alias=True)
+        approval = config["approval"]
+        approval["answers"] = self.answers
+        if scenario.config.approval.mode is ApprovalMode.INTERACTIVE:
+            # Replay must never wait for a terminal: a call nobody answered in the run is
+            # denied by the runtime again. Requiring shell approval keeps the requirement
+            # rules of interactive mode.
+            approval["mode"] = ApprovalMode.NON_INTERACTIVE.value
+            approval["non_interactive_shell_requires_approval"] = True
+        return config
+
+    def _tool(self, item: Tool, key: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "name": item.name,
+            "description": self._redactor.redact_text(item.description),
+            "parameters": item.parameters_schema(),
+            "responses": self.rules.get(key, []),
+        }
+        if item.read_only:
+            entry["read_only"] = True
+        annotations = getattr(item, "annotations", None)
+        if annotations:
+            entry["annotations"] = dict(annotations)
+        return entry
