@@ -21,6 +21,8 @@ from zeroclaw_obs.cli import main
 from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.receipts import ReceiptGenerator
 
+from .providers.wire import DONE, Reply, WireServer, sse
+
 WEATHER = {
     "name": "get_weather",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
@@ -570,3 +572,227 @@ class TestTerminalAnswer:
         assert text.startswith("It is 18C.\n{")
         assert '"type": "tool_result"' in text and "zeroclaw_turns_total" in text
         assert os.path.islink("/dev/stdout")
+
+
+def completion(text: str | None = None, calls: list[tuple[str, str, dict]] | None = None) -> dict:
+    """A non-streamed Chat Completions body, in the shape the OpenAI API returns."""
+    message: dict = {"role": "assistant", "content": text, "refusal": None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in calls
+        ]
+    return {
+        "id": "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
+        "object": "chat.completion",
+        "created": 1741569952,
+        "model": "gpt-4.1-mini-2025-04-14",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29},
+    }
+
+
+def streamed(text: str) -> Reply:
+    """A streamed Chat Completions answer: text deltas, the finish chunk, usage, `[DONE]`."""
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m"}
+    chunks = [
+        sse({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    ]
+    chunks += [
+        sse({**head, "choices": [{"index": 0, "delta": {"content": part}, "finish_reason": None}]})
+        for part in re.findall(r"\S+\s*", text)
+    ]
+    chunks.append(sse({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    usage = {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}
+    chunks.append(sse({**head, "choices": [], "usage": usage}))
+    chunks.append(DONE)
+    return Reply.stream(chunks)
+
+
+@pytest.fixture
+def wire():
+    """A loopback HTTP server speaking whatever a test scripts (`tests/providers/wire.py`)."""
+    server = WireServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def no_keys(monkeypatch):
+    """No provider key in the environment."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def agent(wire: WireServer, **provider: object) -> dict:
+    """An agent file for the loopback server: the scripted weather tool, a real model."""
+    data = scenario(
+        provider={
+            "kind": "openai",
+            "base_url": f"{wire.url}/v1",
+            "model": "gpt-4.1-mini",
+            "stream": False,
+            "max_retries": 0,
+            **provider,
+        }
+    )
+    del data["responses"]
+    return data
+
+
+KEY = "sk-proj-" + "Qm7vTz2K" * 6
+
+
+class TestRealProvider:
+    def test_run_with_no_file(self, tmp_path, capsys, wire, no_keys):
+        """`run --provider openai --base-url URL --model M "question"` works with no file."""
+        wire.script(streamed("The answer is 42."))
+        argv = ["run", "--provider", "openai", "--base-url", f"{wire.url}/v1", "--model", "m"]
+        assert 0 == main([*argv, "--quiet", "what is it?", *outputs(tmp_path)])
+        assert "The answer is 42.\n" == capsys.readouterr().out
+        [request] = wire.requests
+        assert "/v1/chat/completions" == request.path
+        assert "m" == request.json["model"]
+        assert "what is it?" == request.json["messages"][-1]["content"]
+        # A loopback server with the default variable unset: no auth header at all.
+        assert "authorization" not in request.headers
+
+    def test_the_key_comes_from_the_variable_and_goes_nowhere_else(
+        self, tmp_path, capsys, wire, monkeypatch
+    ):
+        """The key is sent as a bearer token and never appears in any output."""
+        monkeypatch.setenv("MY_KEY", KEY)
+        wire.script(
+            Reply.json(completion(calls=[("call_1", "get_weather", {"city": "Oslo"})])),
+            Reply.json(completion("It is 18C in Oslo.")),
+        )
+        path = write(tmp_path, agent(wire, api_key_env="MY_KEY"))
+        otlp = tmp_path / "spans.jsonl"
+        argv = ["run", "--scenario", str(path), *outputs(tmp_path), f"--otlp-json={otlp}"]
+        assert 0 == main(argv)
+        captured = capsys.readouterr()
+        assert "It is 18C in Oslo.\n" == captured.out
+        assert [f"Bearer {KEY}"] * 2 == [r.headers["authorization"] for r in wire.requests]
+        files = "".join(p.read_text() for p in tmp_path.iterdir())
+        assert KEY not in captured.out + captured.err + files
+        chat = [s for s in read_otlp_json(otlp) if s["name"].startswith("chat")]
+        assert 2 == len(chat)
+
+    def test_a_missing_variable_is_bad_input_naming_it(self, tmp_path, capsys, wire, no_keys):
+        """A variable the file names but the environment lacks: exit 2, no request, no file."""
+        path = write(tmp_path, agent(wire, api_key_env="MY_KEY"))
+        assert 2 == main(["run", "--scenario", str(path), *outputs(tmp_path)])
+        err = capsys.readouterr().err
+        assert f"zeroclaw-obs: error: {path}: provider.api_key_env: " in err
+        assert "MY_KEY is not set" in err
+        assert [] == wire.requests
+        assert ["s.yaml"] == [p.name for p in tmp_path.iterdir()]
+
+    def test_the_default_variable_is_required_off_loopback(self, tmp_path, capsys, no_keys):
+        """A remote server with OPENAI_API_KEY unset: exit 2 naming OPENAI_API_KEY."""
+        argv = ["run", "--provider", "openai", "--model", "gpt-4.1-mini", "question"]
+        assert 2 == main(argv)
+        assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+
+    def test_a_key_in_the_file_is_refused(self, tmp_path, capsys, wire):
+        """`api_key:` in the file: exit 2 with the documented line, the key never echoed."""
+        path = write(tmp_path, agent(wire, api_key=KEY))
+        assert 2 == main(["run", "--scenario", str(path), *outputs(tmp_path)])
+        err = capsys.readouterr().err
+        expected = (
+            f"zeroclaw-obs: error: {path}: provider.api_key: keys are read from the variable "
+            "api_key_env names, never from the file\n"
+        )
+        assert expected == err
+        assert [] == wire.requests
+
+    def test_a_provider_error_exits_three_with_one_safe_line(self, tmp_path, capsys, wire, no_keys):
+        """A final provider error: exit 3, the line names provider, status and error type only."""
+        body = {"error": {"message": f"bad key {KEY} for prompt weather?", "type": "server_error"}}
+        wire.script(Reply.json(body, status=500))
+        path = write(tmp_path, agent(wire))
+        assert 3 == main(["run", "--scenario", str(path), "--quiet", *outputs(tmp_path)])
+        captured = capsys.readouterr()
+        assert "provider 'openai': HTTP 500" in captured.out
+        everything = captured.out + captured.err + (tmp_path / "events.jsonl").read_text()
+        assert KEY not in everything
+        assert "bad key" not in everything
+
+    def test_flags_override_the_file(self, tmp_path, capsys, wire, no_keys):
+        """`--provider/--base-url/--model` turn a scripted scenario into a live run."""
+        wire.script(streamed("Live answer."))
+        path = write(tmp_path, scenario())
+        argv = ["run", "--scenario", str(path), "--provider", "openai", "--quiet"]
+        argv += ["--base-url", f"{wire.url}/v1", "--model", "local-model"]
+        assert 0 == main(argv)
+        assert "Live answer.\n" == capsys.readouterr().out
+        assert "local-model" == wire.requests[0].json["model"]
+
+    def test_model_flag_overrides_the_agent_file(self, tmp_path, capsys, wire, no_keys):
+        """`--model` alone replaces the agent file's model."""
+        wire.script(Reply.json(completion("ok")))
+        path = write(tmp_path, agent(wire))
+        assert 0 == main(["run", "--scenario", str(path), "--model", "other", "--quiet"])
+        assert "other" == wire.requests[0].json["model"]
+
+    @pytest.mark.parametrize(
+        ("argv", "expected"),
+        [
+            (["run", "question"], "run: give --scenario FILE, or --provider openai|anthropic"),
+            (
+                ["run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "q"],
+                "--provider: provider.model: required when kind is openai",
+            ),
+            (
+                ["run", "--provider", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9"],
+                "MESSAGE: required: --provider has no `user` message",
+            ),
+        ],
+    )
+    def test_bad_flags_are_one_line(self, capsys, no_keys, argv, expected):
+        """Missing pieces of a file-less run are named on one line, exit 2."""
+        assert 2 == main(argv)
+        assert f"zeroclaw-obs: error: {expected}\n" == capsys.readouterr().err
+
+    def test_a_bad_python_tool_is_one_line(self, tmp_path, capsys, wire, no_keys):
+        """A `python_tools` entry that cannot be imported: exit 2 naming the entry."""
+        data = agent(wire)
+        data["python_tools"] = ["no_such_package_here.tools:get_weather"]
+        path = write(tmp_path, data)
+        assert 2 == main(["run", "--scenario", str(path), *outputs(tmp_path)])
+        err = capsys.readouterr().err
+        assert (
+            f"zeroclaw-obs: error: {path}: python_tools.0: cannot import the module "
+            "(ModuleNotFoundError)\n"
+        ) == err
+        assert [] == wire.requests
+
+
+class TestDemoStaysOffline:
+    def test_demo_never_imports_httpx(self, tmp_path):
+        """`demo` runs the scripted provider only: httpx is never imported."""
+        code = (
+            "import sys\n"
+            "from zeroclaw_obs.cli import main\n"
+            "code = main(['demo', '--quiet'])\n"
+            "assert 'httpx' not in sys.modules, 'httpx imported'\n"
+            "assert 'zeroclaw_obs.providers.openai' not in sys.modules\n"
+            "sys.exit(code)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert 0 == done.returncode, done.stderr
+        assert "Paris is 18C" in done.stdout

@@ -71,10 +71,12 @@ from .observability.telemetry import (
     setup_telemetry,
 )
 from .receipts import load_key_file
+from .record import TurnRecorder
 from .redaction import Redactor
-from .replay import Replay, build_replay
+from .replay import Replay, build_replay, resolve_api_key
 from .scan import ScanError, scan_paths
-from .scenario import Scenario, load_scenario, parse_scenario
+from .scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
+from .tools.python_tools import import_python_tools
 from .turn.loop import TurnOutcome
 
 __all__ = [
@@ -117,9 +119,23 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="zeroclaw-obs", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run one turn from a scenario file")
-    run.add_argument("--scenario", type=Path, required=True, help="scenario file (JSON or YAML)")
+    run = commands.add_parser(
+        "run", help="run one turn: a scenario or agent file, or a model named by --provider"
+    )
+    run.add_argument("--scenario", type=Path, help="scenario or agent file (JSON or YAML)")
     run.add_argument("message", nargs="?", help="user message (overrides the scenario's)")
+    run.add_argument(
+        "--provider",
+        choices=("openai", "anthropic"),
+        help="a real model: overrides (or, without --scenario, supplies) the provider section",
+    )
+    run.add_argument("--base-url", help="the provider's API root (overrides the file's)")
+    run.add_argument("--model", help="the model to ask (overrides the file's)")
+    run.add_argument(
+        "--record",
+        type=Path,
+        help="write what the run saw as a scenario (YAML) that replays it offline",
+    )
     _add_common(run)
     demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
     _add_common(demo)
@@ -225,6 +241,7 @@ class _Outputs:
     otlp_json: Path | None = None
     metrics: Path | None = None
     logs: Path | None = None
+    record: Path | None = None
 
     def by_flag(self) -> list[tuple[str, Path]]:
         """Each requested output with the flag that named it."""
@@ -235,6 +252,7 @@ class _Outputs:
             ("--otlp-json", self.otlp_json),
             ("--metrics-out", self.metrics),
             ("--logs-out", self.logs),
+            ("--record", self.record),
         )
         return [(flag, path) for flag, path in flags if path is not None]
 
@@ -356,6 +374,7 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
             redactor=redactor,
             receipt_key=key,
             audit=audit,
+            recorder=TurnRecorder(redactor) if outputs.record is not None else None,
         )
         phase.phase = "during the turn; no output file written but the audit log"
         outcome = asyncio.run(_run(replay, guard))
@@ -625,9 +644,15 @@ def _prepare(
         if args.otlp_json is None:
             args.otlp_json = Path(DEMO_TRACES)
     else:
-        source = str(args.scenario)
-        scenario = load_scenario(args.scenario)
+        scenario, source = _run_scenario(args)
         message = args.message
+        if message is None and scenario.user is None:
+            raise BadInputError(f"MESSAGE: required: {source} has no `user` message")
+        if scenario.provider.real:
+            resolve_api_key(scenario.provider, source=source)
+        import_python_tools(
+            scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
+        )
     base = load_config_file(args.config) if args.config is not None else None
     if base is not None:
         # Named against the TOML file, where the bad entry is, before the merge hides its origin.
@@ -641,12 +666,59 @@ def _prepare(
         otlp_json=args.otlp_json,
         metrics=args.metrics_out,
         logs=args.logs_out,
+        record=getattr(args, "record", None),
     )
     _check_writable(outputs.by_flag())
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
     build_redactor(scenario.config.redaction, source)  # reject invalid rules before any output
     return scenario, source, message, key, outputs
+
+
+def _run_scenario(args: argparse.Namespace) -> tuple[Scenario, str]:
+    """The scenario `run` runs: the file, under the `--provider/--base-url/--model` overrides,
+    or with no file an agent built from those flags alone.
+
+    Raises:
+        BadInputError: neither a file nor `--provider`, or the provider the flags describe is
+            invalid (named against the file, or against `--provider`).
+    """
+    flags = {
+        key: value
+        for key, value in (
+            ("kind", args.provider),
+            ("base_url", args.base_url),
+            ("model", args.model),
+        )
+        if value is not None
+    }
+    if args.scenario is None:
+        if args.provider is None:
+            raise BadInputError("run: give --scenario FILE, or --provider openai|anthropic")
+        return parse_scenario({"provider": flags}, "--provider"), "--provider"
+    source = str(args.scenario)
+    scenario = load_scenario(args.scenario)
+    if not flags:
+        return scenario, source
+    current = scenario.provider
+    section = current.model_dump(exclude_unset=True)
+    if "kind" in flags and flags["kind"] != current.kind:
+        # What the file left to the old kind's defaults follows the new kind.
+        if section.get("name") == current.kind:
+            section.pop("name")
+        if section.get("model") == "scripted-model":
+            section.pop("model")
+    section.update(flags)
+    try:
+        provider = ScenarioProvider.model_validate(section)
+    except ValidationError as exc:
+        raise ConfigError(
+            load_error_line(f"{source} with --provider", exc, section, ScenarioProvider)
+        ) from None
+    update: dict[str, Any] = {"provider": provider}
+    if provider.real:
+        update["responses"] = []  # a live model answers; the script is not replayed
+    return scenario.model_copy(update=update), source
 
 
 def _apply_settings(
@@ -716,13 +788,34 @@ async def _run(replay: Replay, guard: SignalGuard) -> TurnOutcome:
 
 
 def _write_turn_outputs(outputs: _Outputs, replay: Replay) -> None:
-    """Events and history, each whole; JSON strings keep lone surrogates as `\\udXXX`."""
+    """Events, history and the recording, each whole; JSON strings keep lone surrogates as
+    `\\udXXX`."""
+    if outputs.record is not None:
+        write_atomically(outputs.record, _recording_yaml(replay.recording()))
     if outputs.events is not None:
         lines = (json.dumps(e.to_json_dict(), ensure_ascii=False) for e in replay.events.events)
         write_atomically(outputs.events, "".join(line + "\n" for line in lines))
     if outputs.history is not None:
         history = json.dumps(replay.state.messages, ensure_ascii=False, indent=2)
         write_atomically(outputs.history, history + "\n")
+
+
+def _recording_yaml(data: dict[str, Any]) -> str:
+    """The `--record` scenario as YAML: multi-line texts as `|` blocks where YAML allows
+    (the emitter quotes them otherwise), a character YAML cannot print escaped."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    head = "# zeroclaw-obs recording: replay offline with `zeroclaw-obs run --scenario FILE`\n"
+    body = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return head + body
 
 
 if __name__ == "__main__":  # pragma: no cover
