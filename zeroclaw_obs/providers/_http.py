@@ -27,7 +27,7 @@ import json
 import math
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_ERROR_BODY_BYTES",
     "MAX_RETRY_AFTER_S",
     "Endpoint",
+    "error_type_in",
     "error_type_of",
     "retry_after_of",
     "server_of",
@@ -101,14 +102,22 @@ def server_of(base_url: str) -> tuple[str | None, int | None]:
 def error_type_of(status: int, body: bytes) -> str:
     """The error type for our line: the body's own type when it is a known word, else ours.
 
-    Reads OpenAI's `{"error": {"type", "code"}}`, Anthropic's `{"type": "error", "error":
-    {"type"}}` and a bare top-level `type` (some compatible servers). Never returns text from
-    the body that is not in `KNOWN_ERROR_TYPES`.
+    Never returns text from the body that is not in `KNOWN_ERROR_TYPES`.
     """
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
         data = None
+    return error_type_in(data) or f"http_{status}"
+
+
+def error_type_in(data: Any) -> str | None:
+    """The known error type a decoded error object names, else None.
+
+    Reads OpenAI's `{"error": {"type", "code"}}`, Anthropic's `{"type": "error", "error":
+    {"type"}}` and a bare top-level `type` (some compatible servers); also used for an error
+    event in the middle of a stream.
+    """
     candidates: list[Any] = []
     if isinstance(data, dict):
         error = data.get("error")
@@ -118,7 +127,7 @@ def error_type_of(status: int, body: bytes) -> str:
     for candidate in candidates:
         if isinstance(candidate, str) and candidate in KNOWN_ERROR_TYPES:
             return candidate
-    return f"http_{status}"
+    return None
 
 
 def retry_after_of(headers: httpx.Headers, *, now: float | None = None) -> float | None:
@@ -244,7 +253,8 @@ class Endpoint:
         with self._translated():
             async with self._http().stream("POST", path, json=body) as response:
                 await self._raise_for_status(response)
-                yield aiter_sse(response.aiter_lines())
+                async with aclosing(aiter_sse(response.aiter_lines())) as events:
+                    yield events
 
     async def _raise_for_status(self, response: httpx.Response) -> None:
         if response.is_success:
