@@ -251,6 +251,22 @@ class TestUnknownAndExcluded:
         assert [] == weather.received
         assert ["c2"] == [e.tool_call_id for e in replay.audit.entries]
 
+    async def test_exclusion_runs_before_the_unknown_check(self, run_scenario):
+        """An excluded name in any case reads `Tool not available in this turn: GET_SECRET`."""
+        secret = RecordingTool("get_secret", {})
+        _, replay = await run_scenario(
+            scenario(
+                calls(call("GET_SECRET", "c1"), call("get_secret", "c2")),
+                excluded_tools=["get_secret"],
+            ),
+            extra_tools=[secret],
+        )
+        texts = tool_texts(replay)
+        assert "Tool not available in this turn: GET_SECRET" == texts["c1"]
+        assert "Tool not available in this turn: get_secret" == texts["c2"]
+        assert {"c1": "excluded", "c2": "excluded"} == outcomes(replay)
+        assert [] == secret.received
+
 
 class TestInvalidArguments:
     async def test_schema_violation_is_a_failed_slot(self, run_scenario):

@@ -247,6 +247,14 @@ class TestEffectiveTools:
         assert "shell" in effective.names()
         assert "excluded" == effective.resolve("shell").status
 
+    def test_exclusion_is_checked_before_unknown(self) -> None:
+        """`GET_SECRET` for an excluded `get_secret` is `excluded`, not `unknown` (LIFECYCLE §2)."""
+        effective = build(excluded_tools=["get_secret"])
+
+        assert Resolution(None, "excluded", "GET_SECRET") == effective.resolve("GET_SECRET")
+        assert Resolution(None, "excluded", " get_secret ") == effective.resolve(" get_secret ")
+        assert Resolution(None, "unknown", "get_secrets") == effective.resolve("get_secrets")
+
     def test_exclusion_checked_on_called_name(self) -> None:
         """A short-name call is excluded when the called name itself is excluded."""
         activated = ActivatedToolSet()

@@ -144,11 +144,13 @@ async def _prepare_one(
     if tool is not None:
         slot.known_tool = True
         slot.provenance = tool.provenance.value
-    if resolution.status == "unknown" or tool is None:
-        slot.fill(ToolOutcome.UNKNOWN, unknown_text(slot.name))
-        return item
+    # Exclusion before unknown (LIFECYCLE §2): an excluded name is refused as excluded even
+    # when no tool answers to that spelling.
     if resolution.status == "excluded":
         slot.fill(ToolOutcome.EXCLUDED, excluded_text(slot.name))
+        return item
+    if resolution.status == "unknown" or tool is None:
+        slot.fill(ToolOutcome.UNKNOWN, unknown_text(slot.name))
         return item
     if call.arguments_error is not None:
         slot.fill(ToolOutcome.ERROR, f"Error: invalid arguments: {call.arguments_error}")

@@ -51,8 +51,8 @@ class Resolution:
     """What a called name resolves to. Only `status == "ok"` may be dispatched."""
 
     tool: Tool | None
-    """The tool the name reaches; also set when `excluded` (for attribution), None when
-    `unknown`."""
+    """The tool the name reaches; also set when `excluded` (for attribution) if the name
+    reaches one, None when `unknown` or when an excluded name reaches no tool."""
 
     status: ResolutionStatus
     """Whether the call may run; read by preparation to fill the slot of refused calls."""
@@ -193,20 +193,24 @@ class EffectiveTools:
     def resolve(self, name: str) -> Resolution:
         """What a call to `name` reaches.
 
-        Lookup order: the exact name among the offered tools (including those hidden from
-        display by `excluded_tools`, so they come back `excluded` rather than `unknown`), then a
-        short name among activated tools, else `unknown`. A deferred tool that is not
-        activated, or an MCP tool hidden by filter groups, is `unknown`. A found tool is
-        `excluded` when the called name or its real name is excluded (trimmed,
-        case-insensitive).
+        The execution-time exclusion check comes first (LIFECYCLE §2): a called name that is
+        excluded (trimmed, case-insensitive) is `excluded` whether or not it reaches a tool, so
+        `GET_SECRET` for an excluded `get_secret` reads `Tool not available in this turn:
+        GET_SECRET`, never `Unknown tool`. Then the lookup: the exact name among the offered
+        tools (including those hidden from display by `excluded_tools`), then a short name
+        among activated tools, else `unknown`. A deferred tool that is not activated, or an MCP
+        tool hidden by filter groups, is `unknown`. A found tool is `excluded` when its real
+        name is excluded too.
         """
         hit = self._current().exact.get(name)
         if hit is not None:
             return hit
         found = self._activated.resolve_short_name(name)
-        if found is None:
-            return Resolution(tool=None, status="unknown", resolved_name=name)
-        return self._judge(name, found)
+        if found is not None:
+            return self._judge(name, found)
+        if name in self._excluded:
+            return Resolution(tool=None, status="excluded", resolved_name=name)
+        return Resolution(tool=None, status="unknown", resolved_name=name)
 
     def _current(self) -> _Offer:
         if self._offer.version != self._activated.version:
