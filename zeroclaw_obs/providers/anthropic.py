@@ -44,7 +44,7 @@ from ..errors import (
     ProviderResponseError,
 )
 from ..tools.base import ToolSpec
-from ._http import KNOWN_ERROR_TYPES, Endpoint
+from ._http import Endpoint, error_type_in
 from .base import NativeToolCall, Provider, ProviderRequest, ProviderResponse, Usage
 from .text_protocol import format_tool_results
 
@@ -79,11 +79,11 @@ class InBandError(Exception):
     """Raised when the backend sends an error inside a 200 response.
 
     That is an `event: error` mid-stream (typically `overloaded_error`) or an error object as
-    a non-streamed body. `error_type` is the backend's word, unchecked; the message never
-    holds it.
+    a non-streamed body. `error_type` is the known word it names (`_http.error_type_in`), or
+    None; the message never holds anything the backend sent.
     """
 
-    def __init__(self, error_type: str) -> None:
+    def __init__(self, error_type: str | None) -> None:
         super().__init__("the backend sent an error inside a 200 response")
         self.error_type = error_type
 
@@ -183,7 +183,7 @@ class AnthropicProvider(Provider):
                 return await self._streamed(body, request)
             answer = await self._endpoint.post_json(_PATH, body)
             if isinstance(answer, dict) and answer.get("type") == "error":
-                raise InBandError(_error_type(answer))
+                raise InBandError(error_type_in(answer))
             return parse_message(answer)
         except WireFormatError as exc:
             raise ProviderResponseError(self.name, "invalid_response") from exc
@@ -204,9 +204,10 @@ class AnthropicProvider(Provider):
             raise ProviderConnectionError(self.name, "connection_dropped")
         return assembler.response()
 
-    def _in_band_error(self, error_type: str) -> ProviderError:
-        status = ERROR_STATUS.get(error_type)
-        if status is None or error_type not in KNOWN_ERROR_TYPES:
+    def _in_band_error(self, error_type: str | None) -> ProviderError:
+        status = ERROR_STATUS.get(error_type or "")
+        if error_type is None or status is None:
+            # Not a word of the API's vocabulary: the stream broke for a reason we cannot name.
             return ProviderConnectionError(self.name, "stream_error")
         return ProviderHTTPError(self.name, error_type, status=status)
 
@@ -216,12 +217,6 @@ class AnthropicProvider(Provider):
 
 
 _PATH = "v1/messages"
-
-
-def _error_type(payload: dict[str, Any]) -> str:
-    error = payload.get("error")
-    error_type = error.get("type") if isinstance(error, dict) else None
-    return error_type if isinstance(error_type, str) else ""
 
 
 # --- out: the loop's history → a Messages request -------------------------------------------
@@ -484,7 +479,7 @@ class StreamAssembler:
             raise WireFormatError("an event's data is not an object")
         kind = payload.get("type", event)
         if event == "error" or kind == "error":
-            raise InBandError(_error_type(payload))
+            raise InBandError(error_type_in(payload))
         if kind == "message_start":
             self._message_start(payload.get("message"))
         elif kind == "content_block_start":
