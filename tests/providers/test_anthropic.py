@@ -769,3 +769,51 @@ class TestAnthropicErrors:
             assert not [s for s in shown if KEY in s or prompt in s]
         assert "provider 'anthropic': HTTP 401 authentication_error" == str(errors[0])
         assert "provider 'anthropic': HTTP 500 http_500" == str(errors[1])
+
+
+class TestAnthropicTurn:
+    async def test_a_whole_turn_over_the_wire(self, wire, run_scenario):
+        """An agent file with `kind: anthropic` runs a tool round and a final answer."""
+        wire.script(
+            Reply.stream(
+                [
+                    start(),
+                    *text_block(0, "Checking."),
+                    *tool_block(1, "toolu_01W", "get_weather", '{"city":', ' "Oslo"}'),
+                    *end("tool_use", 40),
+                ]
+            ),
+            Reply.stream([start(90), *text_block(0, "Oslo is ", "18C."), *end("end_turn", 8)]),
+        )
+        agent = {
+            "user": "Weather in Oslo?",
+            "config": {"approval": {"auto_approve": ["get_weather"]}},
+            "provider": {
+                "kind": "anthropic",
+                "base_url": wire.url,
+                "model": MODEL,
+                "api_key_env": "MY_ANTHROPIC_KEY",
+            },
+            "tools": [
+                {
+                    "name": "get_weather",
+                    "parameters": WEATHER.parameters,
+                    "responses": [{"default": {"output": "18C"}}],
+                }
+            ],
+        }
+        outcome, replay = await run_scenario(agent, env={"MY_ANTHROPIC_KEY": KEY})
+        await replay.provider.aclose()
+        assert (True, "Oslo is 18C.") == (outcome.ok, outcome.text)
+        second = wire.requests[1].json
+        assert ["user", "assistant", "user"] == [m["role"] for m in second["messages"]]
+        assert {
+            "type": "tool_use",
+            "id": "toolu_01W",
+            "name": "get_weather",
+            "input": {"city": "Oslo"},
+        } == second["messages"][1]["content"][-1]
+        result = second["messages"][2]["content"][0]
+        assert ("tool_result", "toolu_01W") == (result["type"], result["tool_use_id"])
+        assert "18C" in result["content"]
+        assert ["get_weather"] == [t["name"] for t in second["tools"]]
