@@ -14,6 +14,7 @@ from zeroclaw_obs.errors import (
     ProviderResponseError,
     ProviderTimeoutError,
 )
+from zeroclaw_obs.providers import _http, _sse
 from zeroclaw_obs.providers._http import (
     MAX_RETRY_AFTER_S,
     Endpoint,
@@ -177,6 +178,39 @@ class TestEndpoint:
             await ep.post_json("x", {})
         await ep.aclose()
         assert ("invalid_response", False) == (caught.value.error_type, caught.value.retryable)
+
+    async def test_body_too_large(self, wire: WireServer, monkeypatch):
+        """A body past `MAX_BODY_BYTES` is `ProviderResponseError('response_too_large')`."""
+        monkeypatch.setattr(_http, "MAX_BODY_BYTES", 10)
+        wire.script(Reply.json({"text": "x" * 100}))
+        ep = endpoint(wire)
+        with pytest.raises(ProviderResponseError) as caught:
+            await ep.post_json("x", {})
+        await ep.aclose()
+        assert "response_too_large" == caught.value.error_type
+
+    async def test_event_too_large(self, wire: WireServer, monkeypatch):
+        """An event past the SSE reader's cap is `ProviderResponseError('response_too_large')`."""
+        monkeypatch.setattr(_sse, "MAX_EVENT_CHARS", 10)
+        wire.script(Reply.stream([sse({"text": "x" * 100})]))
+        ep = endpoint(wire)
+        with pytest.raises(ProviderResponseError) as caught:
+            async with ep.stream_events("x", {}) as events:
+                _ = [e async for e in events]
+        await ep.aclose()
+        assert "response_too_large" == caught.value.error_type
+
+    async def test_leaving_after_the_end_marker_keeps_the_connection(self, wire: WireServer):
+        """A caller that stops at its end marker still leaves the connection in the pool."""
+        wire.script(*[Reply.stream([sse({"n": 1}), DONE, sse({"late": True})])] * 2)
+        ep = endpoint(wire)
+        for _ in range(2):
+            async with ep.stream_events("x", {}) as events:
+                async for event in events:
+                    if event.data == "[DONE]":
+                        break
+        await ep.aclose()
+        assert 1 == len({r.client_port for r in wire.requests})
 
     async def test_stream_events(self, wire: WireServer):
         """A streamed answer comes back as events, in order."""

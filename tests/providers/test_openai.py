@@ -476,6 +476,12 @@ class TestStreaming:
         response = await complete(wire, streamed(chunk({"content": "hi"}, "stop")))
         assert ("hi", ("stop",)) == (response.text, response.finish_reasons)
 
+    async def test_done_then_the_body_stays_open(self, wire: WireServer):
+        """After `[DONE]` the answer is complete, even if the server keeps the body open."""
+        reply = streamed(chunk({"content": "hi"}, "stop") + DONE, b": ping\n\n", chunk_delay_s=3)
+        response = await complete(wire, reply, timeout_s=10)
+        assert "hi" == response.text
+
     async def test_cut_off_without_done_or_finish(self, wire: WireServer):
         """A stream that ends with neither `[DONE]` nor a finish reason was cut off."""
         with pytest.raises(ProviderConnectionError) as caught:
@@ -633,7 +639,7 @@ class TestLifecycle:
         await provider.aclose()
 
     async def test_connection_reused(self, wire: WireServer):
-        """Two requests on one provider share the pooled client."""
+        """Two streamed requests on one provider share one pooled connection."""
         wire.script(
             streamed(chunk({"content": "a"}, "stop"), DONE),
             streamed(chunk({"content": "b"}, "stop"), DONE),
@@ -644,3 +650,4 @@ class TestLifecycle:
         ]
         await provider.aclose()
         assert ["a", "b"] == texts
+        assert 1 == len({r.client_port for r in wire.requests})

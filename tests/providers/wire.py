@@ -88,6 +88,9 @@ class Recorded:
     """Header names lower-cased."""
 
     body: bytes
+    client_port: int = 0
+    """The client's port: two requests with the same port shared one pooled connection."""
+
     disconnected: threading.Event = field(default_factory=threading.Event)
     """Set when the server saw the client close the connection before the reply ended."""
 
@@ -106,7 +109,9 @@ class WireServer:
         self.stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.wire = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -158,6 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=self.path,
             headers={k.lower(): v for k, v in self.headers.items()},
             body=self.rfile.read(length),
+            client_port=self.client_address[1],
         )
         wire.requests.append(record)
         reply = (

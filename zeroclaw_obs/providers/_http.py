@@ -22,12 +22,13 @@ shows the provider name and the server, never headers.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import math
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import aclosing, asynccontextmanager, contextmanager
+from contextlib import aclosing, asynccontextmanager, contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,6 +43,8 @@ from ..errors import (
 from ._sse import EventTooLarge, ServerSentEvent, aiter_sse
 
 __all__ = [
+    "DRAIN_MAX_LINES",
+    "DRAIN_S",
     "KNOWN_ERROR_TYPES",
     "MAX_BODY_BYTES",
     "MAX_ERROR_BODY_BYTES",
@@ -82,6 +85,12 @@ MAX_RETRY_AFTER_S = 60.0
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """The most bytes of an error body read to find its error type (the rest is discarded)."""
+
+DRAIN_S = 0.5
+"""How long a finished stream's remaining bytes are read, so its connection can be reused."""
+
+DRAIN_MAX_LINES = 64
+"""The most lines read after a stream's end marker before the connection is closed instead."""
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The most bytes of a non-streamed response body; past it: `response_too_large`."""
@@ -245,7 +254,10 @@ class Endpoint:
         Used as `async with endpoint.stream_events(path, body) as events: async for e in
         events`. Leaving the block (normally, by an error, or by cancellation) closes the
         response, so a cancelled turn closes its HTTP request. Transport errors raised while
-        iterating are translated like those of the request itself.
+        iterating are translated like those of the request itself. A provider may leave the
+        block as soon as it has read its end marker (`[DONE]`, `message_stop`): what the
+        server still sends is drained for at most `DRAIN_S`, so the connection goes back to
+        the pool instead of being closed.
 
         Raises:
             ProviderError: a subclass, as the module docstring maps it.
@@ -253,8 +265,10 @@ class Endpoint:
         with self._translated():
             async with self._http().stream("POST", path, json=body) as response:
                 await self._raise_for_status(response)
-                async with aclosing(aiter_sse(response.aiter_lines())) as events:
+                lines = response.aiter_lines()
+                async with aclosing(aiter_sse(lines)) as events:
                     yield events
+                await _drain(lines)
 
     async def _raise_for_status(self, response: httpx.Response) -> None:
         if response.is_success:
@@ -282,6 +296,19 @@ class Endpoint:
             raise ProviderResponseError(self.provider, "invalid_response") from exc
         except EventTooLarge as exc:
             raise ProviderResponseError(self.provider, "response_too_large") from exc
+
+
+async def _drain(lines: AsyncIterator[str]) -> None:
+    """Read what follows the end marker, briefly; a response left unread loses its connection."""
+    # Only the pool is at stake here: the answer is complete, so a failure or a server that
+    # keeps the body open just closes this connection.
+    with suppress(TimeoutError, httpx.HTTPError):
+        async with asyncio.timeout(DRAIN_S):
+            count = 0
+            async for _ in lines:
+                count += 1
+                if count > DRAIN_MAX_LINES:
+                    return
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> bytes | None:
