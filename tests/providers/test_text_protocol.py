@@ -23,6 +23,7 @@ from zeroclaw_obs.providers.text_protocol import (
     format_tool_results,
     is_parse_failure,
     parse_text_tool_calls,
+    speaks_text_protocol,
     strip_tool_envelopes,
 )
 from zeroclaw_obs.receipts import compact_json
@@ -60,6 +61,59 @@ class TestModule:
     def test_all_names_exist(self):
         """Every name in `__all__` is defined by the module."""
         assert [] == [name for name in text_protocol.__all__ if not hasattr(text_protocol, name)]
+
+
+class TestSpeaksTextProtocol:
+    @pytest.mark.parametrize(
+        ("native_tools", "strict", "expected"),
+        [(False, False, True), (False, True, False), (True, False, False), (True, True, False)],
+    )
+    def test_strict_parsing_hides_the_protocol_from_every_provider(
+        self, native_tools, strict, expected
+    ):
+        """Only a text-protocol provider without strict parsing is taught and parsed for tags."""
+        assert expected == speaks_text_protocol(native_tools=native_tools, strict=strict)
+
+
+STRICT_TEXT_TURN = {
+    "user": "weather?",
+    "provider": {"native_tools": False},
+    "config": {"strict_tool_parsing": True, "approval": {"auto_approve": ["get_weather"]}},
+    "tools": [{"name": "get_weather", "responses": [{"default": {"output": "18C"}}]}],
+    "responses": [
+        {"text": '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call> and more'}
+    ],
+}
+
+ADOPTED = pytest.mark.xfail(
+    strict=False,
+    reason="needs turn/loop.py and turn/parse.py to read speaks_text_protocol (issue 11 item 8)",
+)
+
+
+class TestStrictParsingInATurn:
+    @ADOPTED
+    async def test_no_tag_instructions_in_the_prompt(self, run_scenario):
+        """Strict parsing: a text-protocol provider's system prompt teaches no tags."""
+        _, replay = await run_scenario(STRICT_TEXT_TURN)
+        messages = replay.provider.requests[0].messages  # the live history: systems only
+        prompt = " ".join(str(m["content"]) for m in messages if m["role"] == "system")
+        assert "<tool_call>" not in prompt
+
+    @ADOPTED
+    async def test_tags_in_the_reply_are_plain_text(self, run_scenario):
+        """Strict parsing: tags a text-protocol model writes run nothing; they are its answer."""
+        outcome, replay = await run_scenario(STRICT_TEXT_TURN)
+        assert STRICT_TEXT_TURN["responses"][0]["text"] == outcome.text
+        assert [] == [e for e in replay.events.events if e.type == "tool_call"]
+
+    async def test_without_strict_parsing_the_tags_are_calls(self, run_scenario):
+        """The same turn without strict parsing teaches the tags and runs the call."""
+        data = {**STRICT_TEXT_TURN, "config": {"approval": {"auto_approve": ["get_weather"]}}}
+        data["responses"] = [*STRICT_TEXT_TURN["responses"], {"text": "18C."}]
+        outcome, replay = await run_scenario(data)
+        assert "18C." == outcome.text
+        assert "<tool_call>" in replay.provider.requests[0].messages[0]["content"]
 
 
 class TestBuildToolInstructions:

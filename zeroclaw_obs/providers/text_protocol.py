@@ -54,6 +54,7 @@ __all__ = [
     "format_tool_results",
     "is_parse_failure",
     "parse_text_tool_calls",
+    "speaks_text_protocol",
     "strip_tool_envelopes",
 ]
 
@@ -146,6 +147,27 @@ class _NameResolver:
         if called in self._exact:
             return called
         return self._folded.get(called.lower())
+
+
+def speaks_text_protocol(*, native_tools: bool, strict: bool) -> bool:
+    """Tell whether a turn speaks the text protocol: instructions in the system prompt,
+    `<tool_call>` tags in replies parsed as calls.
+
+    `strict_tool_parsing` hides the text protocol from every provider (LIFECYCLE §3): a native
+    provider's tags are never parsed, and a text-protocol provider gets no tag instructions and
+    its tags are plain text. Without it, a text-protocol provider is taught the tags, and a
+    native provider's text is still parsed when it sent no native calls (models fall back to
+    tags) — `turn/parse.py` decides that second case on its own.
+
+    Args:
+        native_tools: `Provider.native_tools`.
+        strict: `RuntimeConfig.strict_tool_parsing`.
+
+    Returns:
+        True when the system prompt must carry `build_tool_instructions` and replies are parsed
+        for tags.
+    """
+    return not native_tools and not strict
 
 
 def build_tool_instructions(specs: list[ToolSpec]) -> str:
