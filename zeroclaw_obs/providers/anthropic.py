@@ -167,8 +167,9 @@ class AnthropicProvider(Provider):
         Raises:
             ProviderHTTPError: an error status, or an error the API sent inside a 200.
             ProviderTimeoutError: connecting or reading passed `timeout_s`.
-            ProviderConnectionError: no connection, or the stream ended before
-                `message_stop`.
+            ProviderConnectionError: no connection, the stream ended before `message_stop`,
+                or it sent an error event of a type outside the API's vocabulary
+                (`stream_error`).
             ProviderResponseError: the answer is not the documented Messages shape.
         """
         body = request_body(
