@@ -740,6 +740,33 @@ class TestRealProvider:
         assert "Live answer.\n" == capsys.readouterr().out
         assert "local-model" == wire.requests[0].json["model"]
 
+    def test_another_kind_starts_its_section_afresh(self, tmp_path, capsys, wire, monkeypatch):
+        """`--provider anthropic` over an OpenAI agent file: its own URL, model and key."""
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("MY_KEY", "not-this-one")
+        message = {
+            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "Hello from Claude."}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 12, "output_tokens": 6},
+        }
+        wire.script(Reply.json(message))
+        path = write(tmp_path, agent(wire, api_key_env="MY_KEY"))
+        argv = ["run", "--scenario", str(path), "--provider", "anthropic", "--quiet"]
+        argv += ["--base-url", wire.url, "--model", "claude-sonnet-4-5"]
+        assert 0 == main(argv)
+        assert "Hello from Claude.\n" == capsys.readouterr().out
+        [request] = wire.requests
+        assert ("/v1/messages", KEY) == (request.path, request.headers["x-api-key"])
+        assert (False, "claude-sonnet-4-5") == (
+            request.json.get("stream", False),
+            request.json["model"],
+        )
+
     def test_model_flag_overrides_the_agent_file(self, tmp_path, capsys, wire, no_keys):
         """`--model` alone replaces the agent file's model."""
         wire.script(Reply.json(completion("ok")))

@@ -675,6 +675,10 @@ def _prepare(
     return scenario, source, message, key, outputs
 
 
+_PORTABLE_PROVIDER_FIELDS = ("native_tools", "stream", "timeout_s", "max_retries")
+"""Provider settings `--provider` keeps from the file when it names another kind."""
+
+
 def _run_scenario(args: argparse.Namespace) -> tuple[Scenario, str]:
     """The scenario `run` runs: the file, under the `--provider/--base-url/--model` overrides,
     or with no file an agent built from those flags alone.
@@ -703,11 +707,9 @@ def _run_scenario(args: argparse.Namespace) -> tuple[Scenario, str]:
     current = scenario.provider
     section = current.model_dump(exclude_unset=True)
     if "kind" in flags and flags["kind"] != current.kind:
-        # What the file left to the old kind's defaults follows the new kind.
-        if section.get("name") == current.kind:
-            section.pop("name")
-        if section.get("model") == "scripted-model":
-            section.pop("model")
+        # Another backend: its name, model, URL and key variable are its own (defaults or
+        # flags); only how to talk to it carries over from the file.
+        section = {key: section[key] for key in _PORTABLE_PROVIDER_FIELDS if key in section}
     section.update(flags)
     try:
         provider = ScenarioProvider.model_validate(section)
