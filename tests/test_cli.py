@@ -767,6 +767,19 @@ class TestRealProvider:
             request.json["model"],
         )
 
+    def test_a_cancelled_run_closes_the_request(self, tmp_path, capsys, wire, no_keys):
+        """Cancelled mid-request: exit 130, outputs written, the HTTP request closed."""
+        reply = Reply.json(completion("never"))
+        reply.delay_s = 30
+        wire.script(reply)
+        data = agent(wire)
+        data["cancel_after_ms"] = 200
+        path = write(tmp_path, data)
+        assert 130 == main(["run", "--scenario", str(path), "--quiet", *outputs(tmp_path)])
+        assert "Turn cancelled.\n" == capsys.readouterr().out
+        assert wire.requests[0].disconnected.wait(timeout=10)
+        assert (tmp_path / "events.jsonl").exists()
+
     def test_model_flag_overrides_the_agent_file(self, tmp_path, capsys, wire, no_keys):
         """`--model` alone replaces the agent file's model."""
         wire.script(Reply.json(completion("ok")))
