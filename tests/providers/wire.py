@@ -145,6 +145,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small write per chunk must not wait for an ACK
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
