@@ -273,6 +273,12 @@ class TestRecordARealRun:
             recorded.provider.model,
         )
         assert [] == recorded.python_tools
+        first_response = recorded.responses[0]
+        assert ("gpt-4.1-mini-2025-04-14", "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT") == (
+            first_response.model,
+            first_response.response_id,
+        )
+        assert ["tool_calls"] == first_response.finish_reasons
         assert ["get_weather", "lookup"] == [t.name for t in recorded.tools]
         assert KEY not in recording.read_text()
 

@@ -4,8 +4,8 @@
 `build_replay` and listens at three seams, none of them new:
 
 - the provider: `RecordingProvider` wraps the real one and keeps each response (text, native
-  tool calls with ids, names and arguments, usage) in order; a failed call (retried or final)
-  is not a response and is not kept;
+  tool calls with ids, names and arguments, usage, the answering model, response id and
+  finish reasons) in order; a failed call (retried or final) is not a response and is not kept;
 - the tools: an `after_tool_call` hook keeps each executed call's dispatched arguments and its
   result (`when:` = the arguments, then `output`, `error` or `raise`, matching how the slot text
   was made), so a tool that hung until its timeout replays as that error, at once;
@@ -144,6 +144,12 @@ class TurnRecorder:
                 }
                 for call in response.tool_calls
             ]
+        if response.model:
+            entry["model"] = redact.redact_text(response.model)
+        if response.response_id:
+            entry["response_id"] = redact.redact_text(response.response_id)
+        if response.finish_reasons:
+            entry["finish_reasons"] = [redact.redact_text(r) for r in response.finish_reasons]
         if response.usage is not None:
             entry["usage"] = {
                 "input_tokens": response.usage.input_tokens,

@@ -409,6 +409,12 @@ class ScenarioResponse(_Model):
     tool_calls: list[ScenarioToolCall] | None = None
     usage: ScenarioUsage | None = None
     delay_ms: float = Field(default=0, ge=0)
+    model: str | None = None
+    """The model that answered (`gen_ai.response.model`); the provider's model when None."""
+    response_id: str | None = None
+    """The backend's response id (`gen_ai.response.id`), as a recording keeps it."""
+    finish_reasons: list[str] = Field(default_factory=list)
+    """Why generation stopped (`gen_ai.response.finish_reasons`), as a recording keeps it."""
 
     @model_validator(mode="after")
     def _not_empty(self) -> ScenarioResponse:

@@ -46,3 +46,23 @@ class TestScriptedProvider:
     def test_capabilities(self):
         """`native_tools` is a property the loop reads, set from the scenario."""
         assert not ScriptedProvider([ScenarioResponse(text="x")], native_tools=False).native_tools
+
+    async def test_recorded_response_details_come_back(self):
+        """A recording's model, response id and finish reasons are returned as the backend's."""
+        scripted = ScenarioResponse(
+            text="x",
+            model="gpt-4.1-mini-2025-04-14",
+            response_id="chatcmpl-1",
+            finish_reasons=["stop"],
+        )
+        response = await ScriptedProvider([scripted], model="gpt-4.1-mini").complete(REQUEST)
+        assert ("gpt-4.1-mini-2025-04-14", "chatcmpl-1", ("stop",)) == (
+            response.model,
+            response.response_id,
+            response.finish_reasons,
+        )
+
+    async def test_the_provider_model_answers_by_default(self):
+        """Without a recorded model the response names the provider's model, no id, no reasons."""
+        response = await ScriptedProvider([ScenarioResponse(text="x")], model="m").complete(REQUEST)
+        assert ("m", None, ()) == (response.model, response.response_id, response.finish_reasons)

@@ -1,8 +1,9 @@
 """`ScriptedProvider`: a first-class provider that replays a scenario's responses in order.
 
 `demo` and most tests use it. It is not a mock: it sits behind the same seam as any backend,
-reports usage like one (estimated from text length when the script gives none), and raises
-`ScenarioExhaustedError` when the turn asks for more responses than the script has.
+reports usage like one (estimated from text length when the script gives none), the response
+model, id and finish reasons a recording kept (`--record`), and raises `ScenarioExhaustedError`
+when the turn asks for more responses than the script has.
 """
 
 from __future__ import annotations
@@ -74,4 +75,11 @@ class ScriptedProvider(Provider):
                 input_tokens=40 + 12 * len(request.messages),
                 output_tokens=max(1, len(text) // 4) + 20 * len(calls),
             )
-        return ProviderResponse(text=text, tool_calls=calls, usage=usage, model=self.model)
+        return ProviderResponse(
+            text=text,
+            tool_calls=calls,
+            usage=usage,
+            model=scripted.model or self.model,
+            response_id=scripted.response_id,
+            finish_reasons=tuple(scripted.finish_reasons),
+        )
