@@ -223,9 +223,10 @@ class TurnRecorder:
             servers: the MCP servers.
         """
         redact = self._redactor
+        name, model = redact.redact_text(provider.name), redact.redact_text(provider.model)
         data: dict[str, Any] = {
-            "description": f"Recorded by zeroclaw-obs run --record ({provider.name}, "
-            f"{provider.model}); replays offline.",
+            "description": f"Recorded by zeroclaw-obs run --record ({name}, {model}); "
+            "replays offline.",
             "agent": scenario.agent.model_dump(mode="json"),
             "user": redact.redact_text(user_message),
         }
@@ -234,8 +235,8 @@ class TurnRecorder:
         data["config"] = self._config(scenario)
         data["provider"] = {
             "kind": "scripted",
-            "name": provider.name,
-            "model": provider.model,
+            "name": name,
+            "model": model,
             "native_tools": provider.native_tools,
         }
         data["tools"] = [self._tool(item, item.name) for item in tools]
