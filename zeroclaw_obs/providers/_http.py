@@ -191,7 +191,8 @@ class Endpoint:
         headers: dict[str, str],
         timeout_s: float,
     ) -> None:
-        """
+        """Hold the settings; the client itself is built on the first request.
+
         Args:
             provider: the provider's shown name, the first word of every error line.
             base_url: the API root; request paths are joined to it.

@@ -53,7 +53,8 @@ class OpenAIProvider(Provider):
         max_retries: int = 2,
         name: str = "openai",
     ) -> None:
-        """
+        """Build the provider; no connection is made until the first request.
+
         Args:
             base_url: the API root, `/v1` included (`https://api.openai.com/v1`).
             model: sent as `model`.
@@ -236,8 +237,11 @@ class _PartialCall:
         """Whether the arguments so far are a complete JSON object."""
         if self.object is not None:
             return True
+        text = "".join(self.parts).rstrip()
+        if not text.endswith("}"):
+            return False  # cheap: most pieces end mid-object, no parse needed
         try:
-            return isinstance(json.loads("".join(self.parts)), dict)
+            return isinstance(json.loads(text), dict)
         except (ValueError, RecursionError):
             return False
 
