@@ -35,6 +35,9 @@ def package(tmp_path, monkeypatch):
     (folder / "__init__.py").write_text("")
     (folder / "tools.py").write_text(textwrap.dedent(TOOLS))
     (folder / "broken.py").write_text("raise RuntimeError('sk-proj-secret-in-a-message')\n")
+    (folder / "untyped.py").write_text(
+        "from zeroclaw_obs.tools import tool\n\n@tool\ndef lookup(term):\n    return term\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     return name
 
@@ -68,6 +71,15 @@ class TestImportPythonTools:
             import_python_tools(entries, source="a.yaml")
         assert f"a.yaml: python_tools.1: {problem}" == str(info.value)
         assert "sk-proj" not in str(info.value)
+
+    def test_a_tool_definition_error_names_the_function(self, package):
+        """A `@tool` that cannot be built is named by our own one-line message."""
+        with pytest.raises(ConfigError) as info:
+            import_python_tools([f"{package}.untyped:lookup"], source="a.yaml")
+        message = str(info.value)
+        assert message.startswith("a.yaml: python_tools.0: ")
+        assert "lookup" in message
+        assert "\n" not in message
 
     def test_a_name_already_registered_is_refused(self, package):
         """A Python tool may not take the name of a scripted tool."""
