@@ -579,23 +579,24 @@ class TestEventsAlone:
             ),
             LlmResponse(
                 correlation=c, iteration=1, provider="p", model="m", success=False,
-                time_ns=3, duration_s=1e-9, error="ProviderTimeout",
+                time_ns=3, duration_s=1e-9, error="provider 'p': timeout", error_type="timeout",
             ),
             AgentEnd(
                 correlation=c, outcome=TurnOutcomeKind.ERROR, iterations=1, time_ns=4,
-                duration_s=3e-9, error="Provider error: timed out",
+                duration_s=3e-9, error="provider 'p': timeout",
             ),
         ):  # fmt: skip
             traced.observer.on_event(event)
         (chat,) = traced.named("chat")
-        assert ("ProviderTimeout", StatusCode.ERROR, 2, 3) == (
+        assert ("timeout", StatusCode.ERROR, "provider 'p': timeout", 2, 3) == (
             chat.attributes["error.type"],
             chat.status.status_code,
+            chat.status.description,
             chat.start_time,
             chat.end_time,
         )
         root = traced.root()
-        assert ("ProviderTimeout", StatusCode.ERROR, "Provider error: timed out") == (
+        assert ("timeout", StatusCode.ERROR, "provider 'p': timeout") == (
             root.attributes["error.type"],
             root.status.status_code,
             root.status.description,

@@ -21,6 +21,7 @@ __all__ = [
     "LlmResponse",
     "LoopDetection",
     "ObserverEvent",
+    "ProviderAttempt",
     "ToolCall",
     "ToolCallStart",
     "ToolOutcome",
@@ -100,12 +101,18 @@ class LlmRequest:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class LlmResponse:
-    """A provider call finished (or failed, `success=False`)."""
+    """A provider call finished (or failed, `success=False`), retries included.
+
+    Every text field is in its redacted form: the response's model and id come from the
+    backend, the server address from the operator's configuration.
+    """
 
     correlation: Correlation
     iteration: int
     provider: str
     model: str
+    """The *requested* model (`chat {model}`, the `model` metric label): a bounded set the
+    operator chose. The model the backend reports is `response_model`."""
     success: bool
     time_ns: int
     duration_s: float
@@ -113,6 +120,46 @@ class LlmResponse:
     output_tokens: int = 0
     tool_call_count: int = 0
     error: str | None = None
+    """The failure's one line (`ProviderError.line()`: provider, status, error type)."""
+    error_type: str | None = None
+    """`error.type` of a failure: the `ProviderError`'s `error_type` (`rate_limit_error`,
+    `http_500`, `timeout`), else the exception's class name."""
+    response_model: str | None = None
+    """`gen_ai.response.model`: the model that answered, when the backend said."""
+    response_id: str | None = None
+    """`gen_ai.response.id`, when the backend sent one."""
+    finish_reasons: tuple[str, ...] = ()
+    """`gen_ai.response.finish_reasons`, as the backend said them."""
+    server_address: str | None = None
+    """`server.address`: the host the provider talks to (None: in process)."""
+    server_port: int | None = None
+    """`server.port`."""
+    attempts: int = 1
+    """Requests sent for this call: 1 + the retries (`ProviderAttempt` events)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProviderAttempt:
+    """A provider request failed with a retryable error and will be sent again.
+
+    One per retry, between the call's `LlmRequest` and its `LlmResponse`: the span observer
+    records it as a `zeroclaw.provider.attempt` event on the call's `chat` span (one span per
+    call, DESIGN §3), the log observer as an `llm_retry` line.
+    """
+
+    correlation: Correlation
+    iteration: int
+    provider: str
+    model: str
+    attempt: int
+    """The number of the request that failed: 1 for the first, so the retry is `attempt + 1`."""
+    error_type: str
+    """The failure's `error_type` (`rate_limit_error`, `http_503`, `timeout`, `connect_error`)."""
+    status: int | None
+    """The HTTP status, when the backend answered with one."""
+    wait_s: float
+    """Seconds the turn waits before the next request (backoff, at least `Retry-After`)."""
+    time_ns: int
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -198,6 +245,7 @@ ObserverEvent = (
     | AgentEnd
     | LlmRequest
     | LlmResponse
+    | ProviderAttempt
     | ToolCallStart
     | ToolCall
     | ApprovalDecision

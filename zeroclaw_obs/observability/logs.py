@@ -43,6 +43,7 @@ from .events import (
     LlmResponse,
     LoopDetection,
     ObserverEvent,
+    ProviderAttempt,
     ToolCall,
     ToolCallStart,
     ToolOutcome,
@@ -440,6 +441,8 @@ class LogObserver:
 
     Every event carries `trace_id`, `span_id` (null when no tracing side is given or the span
     is unknown), `turn_id`, `channel` and `agent`; tool events add `tool_call_id` and `tool`.
+    A provider request sent again is an `llm_retry` warning (`attempt`, `error_type`, `status`,
+    `wait_ms`) between the call's `llm_request` and `llm_response`.
     Tool events take the ids of the tool span, the others those of the turn's root span. Put
     the span observer before this one in the `MultiObserver`.
 
@@ -478,6 +481,7 @@ class LogObserver:
             AgentStart: self._on_agent_start,
             LlmRequest: self._on_llm_request,
             LlmResponse: self._on_llm_response,
+            ProviderAttempt: self._on_provider_attempt,
             ToolCallStart: self._on_tool_call_start,
             ToolCall: self._on_tool_call,
             ApprovalDecision: self._on_approval,
@@ -547,9 +551,29 @@ class LogObserver:
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
             tool_call_count=event.tool_call_count,
+            attempts=event.attempts,
+            response_model=event.response_model,
+            response_id=event.response_id,
+            finish_reasons=list(event.finish_reasons),
             error=event.error,
+            error_type=event.error_type,
         )
         self._log(logging.INFO if event.success else logging.ERROR, "llm_response", **fields)
+
+    def _on_provider_attempt(self, event: ProviderAttempt) -> None:
+        ids = self._ids.lookup(event.correlation.turn_id)
+        fields = self._context(
+            event.correlation,
+            ids,
+            iteration=event.iteration,
+            provider=event.provider,
+            model=event.model,
+            attempt=event.attempt,
+            error_type=event.error_type,
+            status=event.status,
+            wait_ms=_ms(event.wait_s),
+        )
+        self._log(logging.WARNING, "llm_retry", **fields)
 
     def _on_tool_call_start(self, event: ToolCallStart) -> None:
         ids = self._ids.remember(event.correlation.turn_id, event.tool_call_id)

@@ -10,6 +10,9 @@ Risky parts:
   bounded: a tool name the model invented is `unknown`, outcomes and rule ids come from enums or
   configuration, free strings that should be enums fall back to `other`, and every value is cut
   at `LABEL_LIMIT` characters. Never label by turn id, call id, argument or result.
+- The `model` label of the LLM metrics is the *requested* model (the agent file's, bounded by
+  configuration), never the model a response reports: backends route and version models, so
+  the reported name would grow the label set; spans carry it as `gen_ai.response.model`.
 - Label values are payloads too: a tool, provider or model name is the operator's text and can
   hold a token. The engine already sends their redacted forms; with a `redactor`, each value is
   also redacted here (then cut, never cut then redacted), once per distinct label set, when its

@@ -1,5 +1,8 @@
 """Progress lines on stderr: `⏳ tool: hint`, `✅ tool (1.2s)`, `❌ tool (0.3s): reason`.
 
+A provider request sent again gets a line too, since the wait can be long:
+`↻ openai: HTTP 429 rate_limit_error, retry 1 in 2.0s`.
+
 An `Observer` like any exporter. The arguments and results in observer events are already
 redacted by the engine; this observer only collapses whitespace and cuts: hints at 60
 characters, reasons at 200, so one line stays one line whatever a tool printed. Tool names,
@@ -16,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from .._terminal import printable
-from .events import ObserverEvent, ToolCall, ToolCallStart
+from .events import ObserverEvent, ProviderAttempt, ToolCall, ToolCallStart
 
 __all__ = ["ProgressObserver", "format_hint", "one_line"]
 
@@ -69,6 +72,12 @@ class ProgressObserver:
             else:
                 reason = one_line(event.result.removeprefix("Error: "), REASON_LIMIT)
                 self._write(f"❌ {event.tool} ({seconds}): {reason}")
+        elif isinstance(event, ProviderAttempt):
+            status = f"HTTP {event.status} " if event.status is not None else ""
+            reason = one_line(f"{status}{event.error_type}", REASON_LIMIT)
+            self._write(
+                f"↻ {event.provider}: {reason}, retry {event.attempt} in {event.wait_s:.1f}s"
+            )
 
     def _write(self, line: str) -> None:
         stream = self._stream or sys.stderr

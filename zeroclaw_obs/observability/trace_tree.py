@@ -106,7 +106,10 @@ class TraceTreeObserver:
 
     def _on_llm_response(self, event: LlmResponse, turn: _Turn) -> None:
         tokens = f"  {event.input_tokens}→{event.output_tokens} tokens"
-        status = "" if event.success else "  failed"
+        status = "" if event.success else f"  failed ({event.error_type or 'provider_error'})"
+        retries = event.attempts - 1
+        if retries > 0:
+            status += f"  {retries} retr{'ies' if retries != 1 else 'y'}"
         turn.iteration(event.iteration).lines.append(
             (
                 event.time_ns - int(event.duration_s * 1e9),

@@ -42,6 +42,7 @@ from .events import (
     LlmResponse,
     LoopDetection,
     ObserverEvent,
+    ProviderAttempt,
     ToolCall,
     ToolCallStart,
     ToolOutcome,
@@ -153,6 +154,7 @@ class SpanObserver:
             AgentEnd: self._agent_end,
             LlmRequest: self._llm_request,
             LlmResponse: self._llm_response,
+            ProviderAttempt: self._provider_attempt,
             ToolCallStart: self._tool_start,
             ToolCall: self._tool_end,
             ApprovalDecision: self._approval,
@@ -337,25 +339,51 @@ class SpanObserver:
             # gives the real start back.
             start_ns = event.time_ns - int(event.duration_s * 1e9)
             span = self._chat(turn, event, start_ns)
+        attributes: dict[str, Any] = {}
+        if event.server_address is not None:
+            attributes["server.address"] = event.server_address
+        if event.server_port is not None:
+            attributes["server.port"] = event.server_port
         if event.success:
-            closing: tuple[Operation, ...] = (
-                (
-                    "set_attributes",
-                    {
-                        "gen_ai.response.model": event.model,
-                        "gen_ai.usage.input_tokens": event.input_tokens,
-                        "gen_ai.usage.output_tokens": event.output_tokens,
-                    },
-                ),
-            )
+            attributes["gen_ai.usage.input_tokens"] = event.input_tokens
+            attributes["gen_ai.usage.output_tokens"] = event.output_tokens
+            if event.response_model:
+                attributes["gen_ai.response.model"] = event.response_model
+            if event.response_id:
+                attributes["gen_ai.response.id"] = event.response_id
+            if event.finish_reasons:
+                attributes["gen_ai.response.finish_reasons"] = event.finish_reasons
+            closing: tuple[Operation, ...] = (("set_attributes", attributes),)
         else:
-            error_type = event.error or "provider_error"
+            error_type = event.error_type or "provider_error"
             turn.provider_error = error_type
+            attributes["error.type"] = error_type
             closing = (
-                ("set_attribute", "error.type", error_type),
-                ("set_status", Status(StatusCode.ERROR)),
+                ("set_attributes", attributes),
+                ("set_status", Status(StatusCode.ERROR, self._describe(event.error))),
             )
         self._queue.emit(span.close(event.time_ns, *closing))
+
+    def _provider_attempt(self, event: ProviderAttempt) -> None:
+        """A retry: a `zeroclaw.provider.attempt` event on the call's open `chat` span.
+
+        One span per provider call (DESIGN §3), so the failed requests are its events. A call
+        whose span was not opened (beyond the per-turn cap) keeps no record of its retries.
+        """
+        turn = self._open.turn(event.correlation.turn_id)
+        if turn is None or not turn.recording:
+            return
+        span = turn.chats.get(event.iteration)
+        if span is None:
+            return
+        attributes: dict[str, Any] = {
+            "zeroclaw.provider.attempt": event.attempt,
+            "error.type": event.error_type,
+            "zeroclaw.provider.retry_wait_s": event.wait_s,
+        }
+        if event.status is not None:
+            attributes["http.response.status_code"] = event.status
+        span.add_event("zeroclaw.provider.attempt", attributes, event.time_ns)
 
     # -- tool calls ------------------------------------------------------------------------
 

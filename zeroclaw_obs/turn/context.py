@@ -24,6 +24,7 @@ from ..observability.events import Correlation
 from ..observability.observer import NoopObserver, Observer
 from .events import EventSink, TurnEventLog
 from .hooks import Hooks
+from .provider_call import RetryPolicy
 
 if TYPE_CHECKING:
     from ..approval import ApprovalManager
@@ -57,12 +58,21 @@ class ShownNames:
     tools resolved (bounded by the tools the agent has), never a name the model invented.
     """
 
-    __slots__ = ("_models", "_redactor", "_tools", "alias", "model", "provider")
+    __slots__ = ("_models", "_redactor", "_tools", "alias", "model", "provider", "server_address")
 
     MODEL_MEMO_LIMIT = 64
-    """Distinct response model names remembered; the memo starts over beyond it."""
+    """Distinct reported words (response models, finish reasons) remembered; the memo starts
+    over beyond it."""
 
-    def __init__(self, redactor: Redactor, *, alias: str, provider: str, model: str) -> None:
+    def __init__(
+        self,
+        redactor: Redactor,
+        *,
+        alias: str,
+        provider: str,
+        model: str,
+        server_address: str | None = None,
+    ) -> None:
         self._redactor = redactor
         self._tools: dict[str, str] = {}
         self._models: dict[str, str] = {}
@@ -71,7 +81,13 @@ class ShownNames:
         self.provider = redactor.redact_text(provider)
         """`gen_ai.provider.name`, the `provider` metric label."""
         self.model = self.response_model(model)
-        """The requested model: `chat {model}`, the `model` metric label."""
+        """The requested model: `chat {model}`, the `model` metric label. Metrics label by it,
+        never by the model a response reports: that one is the backend's text, and a
+        backend that routes or versions models would grow the label set without bound."""
+        self.server_address = (
+            redactor.redact_text(server_address) if server_address is not None else None
+        )
+        """`server.address` on `chat` spans (operator configuration, so a payload too)."""
 
     def tool(self, name: str) -> str:
         """The shown form of a tool name the registry resolved (not of an invented one)."""
@@ -81,7 +97,7 @@ class ShownNames:
         return shown
 
     def response_model(self, model: str) -> str:
-        """The shown form of a model name a response reported."""
+        """The shown form of a short word a response reported: its model, a finish reason."""
         shown = self._models.get(model)
         if shown is None:
             if len(self._models) >= self.MODEL_MEMO_LIMIT:
@@ -130,6 +146,10 @@ class ResolvedAgentExecution:
     system_prompt: str | None = None
     """Optional operator system prompt; the loop appends the tool sections to it."""
 
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Backoff before a failed provider request is sent again (`turn/provider_call.py`); how
+    many times is the provider's `max_retries`."""
+
     shown: ShownNames = field(init=False, repr=False)
     """The redacted alias, provider, model and tool names every outward surface shows."""
 
@@ -139,6 +159,7 @@ class ResolvedAgentExecution:
             alias=self.alias,
             provider=self.provider.name,
             model=self.model,
+            server_address=self.provider.server_address,
         )
 
     @property
@@ -221,6 +242,10 @@ class TurnState:
 
     iteration: int = 0
     """1-based number of the current provider call."""
+
+    streamed: bool = False
+    """Whether the latest provider response's text went out as `chunk` TurnEvents while it
+    streamed; the loop then does not send that text again as the answer."""
 
     prompted_calls: set[str] = field(default_factory=set)
     """Canonical keys of prompt-required `shell` calls already asked in an earlier iteration."""

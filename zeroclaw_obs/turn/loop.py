@@ -1,9 +1,14 @@
 """Loop control: `run_tool_call_loop` iterates until the turn reaches an end state.
 
 Each iteration reads top-down as calls into the step modules:
-provider request (`specs`) → parse → prepare (`prep`) → dispatch → record (`history`).
+tools (`specs`) → provider request with retries (`provider_call`) → parse → prepare (`prep`)
+→ dispatch → record (`history`).
 End states: final text, cancelled, aborted (shell repeat guard, loop detector, parse
-failures), max iterations (graceful summary or error at cap), provider error.
+failures), max iterations (graceful summary or error at cap), provider error (after the
+retries: the turn's text is the error's one line, `ProviderError.line()`).
+
+The answer reaches a streaming client as `chunk` TurnEvents: while it streams when the
+provider streams (`provider_call`), else as one chunk when the turn ends.
 """
 
 from __future__ import annotations
@@ -15,20 +20,13 @@ from typing import Any
 
 from ..config import MaxIterationBehavior
 from ..errors import ProviderError, TurnAborted
-from ..observability.events import (
-    AgentEnd,
-    AgentStart,
-    Correlation,
-    LlmRequest,
-    LlmResponse,
-    TurnOutcomeKind,
-)
-from ..providers.base import ProviderRequest, ProviderResponse
+from ..observability.events import AgentEnd, AgentStart, Correlation, TurnOutcomeKind
 from ..providers.text_protocol import (
     MAX_PARSE_RETRIES,
     PARSE_ERROR_FEEDBACK,
     PARSE_FAILURE_FINAL,
     build_tool_instructions,
+    speaks_text_protocol,
 )
 from ..redaction import Redactor
 from ..tools.base import ToolSpec
@@ -39,6 +37,7 @@ from .history import append_final, append_round, append_user
 from .loop_detection import LoopDetector
 from .parse import CallIds, ParseResult, parse_response
 from .prep import prepare_calls
+from .provider_call import request_model
 from .results import SlotRecorder
 from .specs import EffectiveTools
 
@@ -107,9 +106,7 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
         if outcome.kind is TurnOutcomeKind.CANCELLED:
             await _drain_cancellation(state)
         else:
-            # The answer is a streaming event like any other: it goes out redacted.
-            answer = execution.redactor.redact_text(outcome.text)
-            state.events(TurnEvent(type="chunk", data={"text": answer}))
+            _send_answer(execution, state, outcome)
     emit(
         AgentEnd(
             correlation=state.correlation,
@@ -129,13 +126,33 @@ async def _run_guarded(execution: ResolvedAgentExecution, state: TurnState) -> T
     except TurnAborted as abort:
         return _end(state, TurnOutcomeKind.ABORTED, abort.message, error=abort.message)
     except ProviderError as exc:
-        message = f"Provider error: {exc}"
+        # One line: provider, status, error type; never the request, the prompt or the key.
+        message = exc.line()
         return _end(state, TurnOutcomeKind.ERROR, message, error=message)
     except asyncio.CancelledError as exc:
         if not state.cancellation.owns(exc):
             raise
         state.cancellation.absorb()
         return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
+
+
+def _send_answer(
+    execution: ResolvedAgentExecution, state: TurnState, outcome: TurnOutcome
+) -> None:
+    """The answer as a `chunk` TurnEvent, redacted like every streaming event.
+
+    An answer whose response streamed already went out chunk by chunk (`provider_call`);
+    only what the loop adds to it is sent: nothing for a final answer, the cap's suffix for a
+    graceful summary. Any other end (an error, an abort) is one chunk with its whole text.
+    """
+    text = outcome.text
+    if state.streamed and outcome.error is None:
+        if outcome.kind is TurnOutcomeKind.FINAL:
+            return
+        if outcome.kind is TurnOutcomeKind.MAX_ITERATIONS:
+            text = cap_summary_suffix(execution.config.max_tool_iterations)
+    answer = execution.redactor.redact_text(text)
+    state.events(TurnEvent(type="chunk", data={"text": answer}))
 
 
 async def _drain_cancellation(state: TurnState) -> None:
@@ -169,7 +186,8 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
     # With `redact_history` on, every text the history carries goes through the redactor:
     # the user's message, the operator's system prompt, the model's own texts, the results.
     history = execution.redactor if config.redact_history else None
-    system = _SystemPrompt(execution, native=native, redactor=history)
+    text_protocol = speaks_text_protocol(native_tools=native, strict=config.strict_tool_parsing)
+    system = _SystemPrompt(execution, text_protocol=text_protocol, redactor=history)
     system.install(state.messages, tools)
     append_user(state.messages, state.user_message, redactor=history)
     recorder = SlotRecorder(execution, state)
@@ -181,7 +199,7 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
         state.iteration += 1
         system.install(state.messages, tools)
         specs = tools.specs() if native else []
-        response = await _request(execution, state, specs, tool_count=len(tools.names()))
+        response = await request_model(execution, state, specs, tool_count=len(tools.names()))
         parsed = parse_response(
             response,
             tool_names=tools.names(),
@@ -224,74 +242,6 @@ async def _tool_round(
         raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
 
 
-async def _request(
-    execution: ResolvedAgentExecution, state: TurnState, specs: list, *, tool_count: int
-) -> ProviderResponse:
-    provider = execution.provider
-    shown = execution.shown
-    assert state.correlation is not None
-    emit = execution.observer.on_event
-    emit(
-        LlmRequest(
-            correlation=state.correlation,
-            iteration=state.iteration,
-            provider=shown.provider,
-            model=shown.model,
-            message_count=len(state.messages),
-            tool_count=tool_count,
-            time_ns=time.time_ns(),
-        )
-    )
-    start = time.perf_counter()
-    request = ProviderRequest(messages=state.messages, tools=specs, iteration=state.iteration)
-    try:
-        response = await provider.complete(request)
-    except ProviderError as exc:
-        emit(_llm_response(execution, state, start, None, error=type(exc).__name__))
-        raise
-    emit(_llm_response(execution, state, start, response))
-    if response.usage is not None:
-        state.events(
-            TurnEvent(
-                type="usage",
-                data={
-                    "input_tokens": response.usage.input_tokens,
-                    "output_tokens": response.usage.output_tokens,
-                },
-            )
-        )
-    return response
-
-
-def _llm_response(
-    execution: ResolvedAgentExecution,
-    state: TurnState,
-    start: float,
-    response: ProviderResponse | None,
-    *,
-    error: str | None = None,
-) -> LlmResponse:
-    usage = response.usage if response is not None else None
-    shown = execution.shown
-    model = shown.model
-    if response is not None and response.model:
-        model = shown.response_model(response.model)
-    assert state.correlation is not None
-    return LlmResponse(
-        correlation=state.correlation,
-        iteration=state.iteration,
-        provider=shown.provider,
-        model=model,
-        success=response is not None,
-        time_ns=time.time_ns(),
-        duration_s=time.perf_counter() - start,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-        tool_call_count=len(response.tool_calls) if response is not None else 0,
-        error=error,
-    )
-
-
 async def _at_cap(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
     cap = execution.config.max_tool_iterations
     if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
@@ -299,7 +249,7 @@ async def _at_cap(execution: ResolvedAgentExecution, state: TurnState) -> TurnOu
         return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)
     append_user(state.messages, SUMMARY_REQUEST)
     state.iteration += 1
-    response = await _request(execution, state, [], tool_count=0)
+    response = await request_model(execution, state, [], tool_count=0)
     text = (response.text or "").strip() + cap_summary_suffix(cap)
     redactor = execution.redactor if execution.config.redact_history else None
     append_final(state.messages, text, redactor=redactor)
@@ -321,7 +271,7 @@ class _SystemPrompt:
     """
 
     def __init__(
-        self, execution: ResolvedAgentExecution, *, native: bool, redactor: Redactor | None
+        self, execution: ResolvedAgentExecution, *, text_protocol: bool, redactor: Redactor | None
     ) -> None:
         base = execution.system_prompt
         self._base = redactor.redact_text(base) if redactor is not None and base else base
@@ -329,7 +279,7 @@ class _SystemPrompt:
         self._names = execution.shown
         self.aliases: dict[str, str] = {}
         """Shown tool name → real name, for the tools the prompt lists under a redacted name."""
-        self._text_protocol = not native
+        self._text_protocol = text_protocol
         self._signature: tuple[str, ...] | None = None
         self._index: int | None = None
 

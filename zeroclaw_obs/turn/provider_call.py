@@ -1,0 +1,218 @@
+"""Provider-request step: one provider call of an iteration, its retries and its streamed text.
+
+Policy above the seam (STYLE §3): a provider sends one request and raises a typed
+`ProviderError`; this step decides whether to send it again (the error's `retryable`, at most
+`Provider.max_retries` times), how long to wait first (`RetryPolicy`: exponential backoff with
+full jitter, at least the backend's `Retry-After`), and reports it all to the observer: one
+`LlmRequest` and one `LlmResponse` per call (one `chat` span), one `ProviderAttempt` per retry
+between them (a span event, an `llm_retry` log line). Text a streaming provider hands over
+(`ProviderRequest.on_text`) leaves as redacted `chunk` TurnEvents through a `ChunkRedactor`.
+
+Risky parts:
+- A retry after text went out would show a client that text twice: an attempt that already
+  sent a chunk is not retried (the SDKs do not retry a broken stream either). Text an attempt
+  held back and never sent is dropped with it.
+- The backoff sleep is an await of the turn like any other: a cancel during it ends the turn as
+  cancelled, and no request is sent after it.
+- Everything the events carry is redacted here: the response's model and id and finish reasons
+  are the backend's text, the server address the operator's; the error line names only the
+  provider, the status and the error type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from ..errors import ProviderError
+from ..observability.events import LlmRequest, LlmResponse, ProviderAttempt
+from ..providers.base import ProviderRequest, ProviderResponse
+from .events import EventSink, TurnEvent
+from .streaming import ChunkRedactor
+
+if TYPE_CHECKING:
+    from ..tools.base import ToolSpec
+    from .context import ResolvedAgentExecution, TurnState
+
+__all__ = ["RetryPolicy", "request_model"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RetryPolicy:
+    """How long to wait before sending a failed provider request again.
+
+    The wait before retry `n` (1-based) is drawn uniformly from `[0, min(cap_s, base_s·2ⁿ⁻¹)]`
+    ("full jitter": many clients rate-limited together do not come back together), and is at
+    least the backend's `Retry-After`, itself bounded by `retry_after_limit_s` (a backend that
+    asks for an hour gets a minute, then the last error if it still refuses). How many retries
+    is the provider's `max_retries`, not a policy knob.
+
+    `sleep` and `jitter` are injectable so tests neither sleep nor guess.
+    """
+
+    base_s: float = 0.5
+    cap_s: float = 20.0
+    retry_after_limit_s: float = 60.0
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    """Awaited with each wait; cancelling it cancels the turn."""
+    jitter: Callable[[], float] = random.random
+    """A number in [0, 1) that scales the backoff."""
+
+    def wait_s(self, retry: int, error: ProviderError) -> float:
+        """Seconds to wait before retry `retry` (1-based) after `error`."""
+        backoff = self.jitter() * min(self.cap_s, self.base_s * 2 ** (retry - 1))
+        after = error.retry_after
+        if after is not None and math.isfinite(after) and after > 0:
+            return max(backoff, min(after, self.retry_after_limit_s))
+        return backoff
+
+
+async def request_model(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    specs: list[ToolSpec],
+    *,
+    tool_count: int,
+) -> ProviderResponse:
+    """Send this iteration's request, retrying what may be retried; stream its text out.
+
+    Sets `state.streamed` to whether the response's text went out as `chunk` TurnEvents (the
+    loop then does not send the answer again), and emits a `usage` TurnEvent when the
+    provider reported usage.
+
+    Raises:
+        ProviderError: the last attempt failed, or an attempt failed that may not be retried.
+        ScenarioExhaustedError: a scripted provider ran out of responses.
+        asyncio.CancelledError: the turn was cancelled during a request or a backoff.
+    """
+    provider = execution.provider
+    shown = execution.shown
+    correlation = state.correlation
+    assert correlation is not None
+    emit = execution.observer.on_event
+    emit(
+        LlmRequest(
+            correlation=correlation,
+            iteration=state.iteration,
+            provider=shown.provider,
+            model=shown.model,
+            message_count=len(state.messages),
+            tool_count=tool_count,
+            time_ns=time.time_ns(),
+        )
+    )
+    start = time.perf_counter()
+    send = partial(_send_chunk, state.events)
+    attempt = 0
+    while True:
+        attempt += 1
+        stream = ChunkRedactor(execution.redactor, send)
+        request = ProviderRequest(
+            messages=state.messages, tools=specs, iteration=state.iteration, on_text=stream.feed
+        )
+        try:
+            response = await provider.complete(request)
+            break
+        except ProviderError as exc:
+            if not exc.retryable or attempt > provider.max_retries or stream.sent:
+                emit(_failure(execution, state, start, exc, attempts=attempt))
+                raise
+            wait = execution.retry.wait_s(attempt, exc)
+            emit(
+                ProviderAttempt(
+                    correlation=correlation,
+                    iteration=state.iteration,
+                    provider=shown.provider,
+                    model=shown.model,
+                    attempt=attempt,
+                    error_type=execution.redactor.redact_text(exc.error_type),
+                    status=exc.status,
+                    wait_s=wait,
+                    time_ns=time.time_ns(),
+                )
+            )
+            await execution.retry.sleep(wait)
+    state.streamed = bool(stream.raw)
+    if state.streamed:
+        stream.finish(response.text)
+    emit(_success(execution, state, start, response, attempts=attempt))
+    if response.usage is not None:
+        state.events(
+            TurnEvent(
+                type="usage",
+                data={
+                    "input_tokens": response.usage.input_tokens,
+                    "output_tokens": response.usage.output_tokens,
+                },
+            )
+        )
+    return response
+
+
+def _send_chunk(events: EventSink, text: str) -> None:
+    events(TurnEvent(type="chunk", data={"text": text}))
+
+
+def _success(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    start: float,
+    response: ProviderResponse,
+    *,
+    attempts: int,
+) -> LlmResponse:
+    shown = execution.shown
+    redact = execution.redactor.redact_text
+    usage = response.usage
+    assert state.correlation is not None
+    return LlmResponse(
+        correlation=state.correlation,
+        iteration=state.iteration,
+        provider=shown.provider,
+        model=shown.model,
+        success=True,
+        time_ns=time.time_ns(),
+        duration_s=time.perf_counter() - start,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        tool_call_count=len(response.tool_calls),
+        response_model=shown.response_model(response.model) if response.model else None,
+        response_id=redact(response.response_id) if response.response_id else None,
+        finish_reasons=tuple(shown.response_model(r) for r in response.finish_reasons),
+        server_address=shown.server_address,
+        server_port=execution.provider.server_port,
+        attempts=attempts,
+    )
+
+
+def _failure(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    start: float,
+    error: ProviderError,
+    *,
+    attempts: int,
+) -> LlmResponse:
+    shown = execution.shown
+    redact = execution.redactor.redact_text
+    assert state.correlation is not None
+    return LlmResponse(
+        correlation=state.correlation,
+        iteration=state.iteration,
+        provider=shown.provider,
+        model=shown.model,
+        success=False,
+        time_ns=time.time_ns(),
+        duration_s=time.perf_counter() - start,
+        error=redact(error.line()),
+        error_type=redact(error.error_type or type(error).__name__),
+        server_address=shown.server_address,
+        server_port=execution.provider.server_port,
+        attempts=attempts,
+    )
