@@ -1,5 +1,13 @@
 """The `zeroclaw-obs` command: `run` a scenario, the built-in `demo`, `load`, and `redact scan`.
 
+`run` takes a scenario, an agent file (a real `provider:` section, DESIGN §7), or no file at
+all with `--provider openai|anthropic --base-url URL --model M`; those flags override the
+file's provider section. A real provider's key is read from the variable `api_key_env` names
+before anything starts (unset: exit 2 naming the variable; with the default variable and a
+loopback `base_url`, an unset key means no auth header, for local servers). A provider error
+that ends the turn exits 3 with the provider's one safe line. `--record FILE` writes what the
+run saw as a scenario that replays it offline (`record.py`).
+
 Exit codes are mapped here, in one place (DESIGN §4): 0 final answer (also a graceful
 max-iteration summary), 2 bad input (one line naming the file and the field), 3 turn aborted or
 failed, 130 cancelled; `redact scan` exits 1 when it finds something; `load` exits 0 when its
