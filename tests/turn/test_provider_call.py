@@ -1,0 +1,402 @@
+"""The provider-request step: retries, backoff, streamed chunks and what the observer sees.
+
+The providers here are real `Provider` subclasses behind the seam (an ABC), raising the
+seam's own `ProviderError`s: the retry policy above the seam meets exactly what an HTTP
+provider raises, with no network. The HTTP side is tested against loopback servers in
+`tests/providers/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import pytest
+
+from zeroclaw_obs.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
+from zeroclaw_obs.observability.events import (
+    AgentEnd,
+    LlmRequest,
+    LlmResponse,
+    ProviderAttempt,
+    TurnOutcomeKind,
+)
+from zeroclaw_obs.providers.base import (
+    NativeToolCall,
+    Provider,
+    ProviderRequest,
+    ProviderResponse,
+    Usage,
+)
+from zeroclaw_obs.replay import Replay
+from zeroclaw_obs.turn.loop import TurnOutcome
+from zeroclaw_obs.turn.provider_call import RetryPolicy
+
+from ..conftest import RecordingObserver, make_replay
+
+SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "responses": [{"default": {"output": "18C"}}],
+}
+
+
+@dataclasses.dataclass
+class Dropped:
+    """A step that streams `text`, then fails with `error` (a connection dropped mid-stream)."""
+
+    text: str
+    error: ProviderError
+
+
+Step = ProviderResponse | ProviderError | Dropped
+
+
+class PlayedProvider(Provider):
+    """A provider that plays its steps in order: a response, or an error to raise.
+
+    With `piece` set, a response's text is handed to `on_text` in pieces of that many
+    characters, yielding to the loop between them, as a streaming backend does.
+    """
+
+    def __init__(
+        self,
+        *steps: Step,
+        max_retries: int = 2,
+        piece: int | None = None,
+        name: str = "openai",
+        model: str = "gpt-test",
+        server_address: str | None = "api.example.test",
+        server_port: int | None = 443,
+    ) -> None:
+        self.steps = list(steps)
+        self.max_retries = max_retries
+        self.piece = piece
+        self.name = name
+        self.model = model
+        self.server_address = server_address
+        self.server_port = server_port
+        self.requests: list[ProviderRequest] = []
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        self.requests.append(request)
+        step = self.steps.pop(0)
+        if isinstance(step, ProviderError):
+            raise step
+        if isinstance(step, Dropped):
+            await self._stream(step.text, request)
+            raise step.error
+        await self._stream(step.text, request)
+        return step
+
+    async def _stream(self, text: str, request: ProviderRequest) -> None:
+        if self.piece is None or request.on_text is None:
+            return
+        for i in range(0, len(text), self.piece):
+            request.on_text(text[i : i + self.piece])
+            await asyncio.sleep(0)
+
+
+class Sleeps:
+    """A `RetryPolicy.sleep` that records each wait and does not wait."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
+
+
+def http(status: int, error_type: str | None = None, retry_after: float | None = None):
+    return ProviderHTTPError(
+        "openai", error_type or f"http_{status}", status=status, retry_after=retry_after
+    )
+
+
+def answer(text: str = "Paris is 18C.", **fields: Any) -> ProviderResponse:
+    return ProviderResponse(text=text, usage=Usage(input_tokens=10, output_tokens=5), **fields)
+
+
+def build(
+    provider: Provider,
+    *,
+    observer: RecordingObserver | None = None,
+    sleep: Any = None,
+    data: dict[str, Any] | None = None,
+) -> Replay:
+    """A turn's runtime with `provider` behind the seam and a policy that never sleeps."""
+    scenario = data or {"user": "weather in Paris?", "responses": [{"text": "unused"}]}
+    replay = make_replay(scenario, observer=observer or RecordingObserver())
+    policy = RetryPolicy(sleep=sleep or Sleeps(), jitter=lambda: 0.5)
+    replay.execution = dataclasses.replace(replay.execution, provider=provider, retry=policy)
+    return replay
+
+
+async def run(provider: Provider, **kwargs: Any) -> tuple[TurnOutcome, Replay]:
+    replay = build(provider, **kwargs)
+    return await replay.run(), replay
+
+
+def chunks(replay: Replay) -> list[str]:
+    return [e.data["text"] for e in replay.events.events if e.type == "chunk"]
+
+
+class TestRetryPolicy:
+    @pytest.mark.parametrize(("retry", "ceiling"), [(1, 0.5), (2, 1.0), (3, 2.0), (8, 20.0)])
+    def test_full_jitter_under_an_exponential_ceiling(self, retry, ceiling):
+        """The wait is the jitter times min(cap, base·2ⁿ⁻¹): 0.5 s, 1 s, 2 s … at most 20 s."""
+        policy = RetryPolicy(jitter=lambda: 0.999)
+        assert ceiling * 0.999 == pytest.approx(policy.wait_s(retry, http(503)))
+        assert 0.0 == RetryPolicy(jitter=lambda: 0.0).wait_s(retry, http(503))
+
+    def test_retry_after_is_a_floor(self):
+        """A backend's `Retry-After` is waited at least, whatever the jitter drew."""
+        policy = RetryPolicy(jitter=lambda: 0.0)
+        assert 7.0 == policy.wait_s(1, http(429, retry_after=7.0))
+
+    def test_a_short_retry_after_does_not_cut_the_backoff(self):
+        """A `Retry-After` shorter than the backoff leaves the backoff."""
+        policy = RetryPolicy(jitter=lambda: 0.5)
+        assert 1.0 == policy.wait_s(3, http(429, retry_after=0.1))
+
+    def test_retry_after_is_bounded(self):
+        """A backend that asks for an hour gets `retry_after_limit_s`."""
+        policy = RetryPolicy(jitter=lambda: 0.0)
+        assert 60.0 == policy.wait_s(1, http(429, retry_after=3600.0))
+
+    @pytest.mark.parametrize("after", [float("nan"), float("inf"), -5.0, 0.0])
+    def test_a_meaningless_retry_after_is_ignored(self, after):
+        """A non-finite, negative or zero `Retry-After` leaves the backoff alone."""
+        policy = RetryPolicy(jitter=lambda: 0.5)
+        assert 0.25 == policy.wait_s(1, http(429, retry_after=after))
+
+
+class TestRetries:
+    async def test_429_with_retry_after_then_success(self):
+        """A 429 is retried after its `Retry-After`; the turn then ends with the answer."""
+        sleeps, observer = Sleeps(), RecordingObserver()
+        provider = PlayedProvider(http(429, "rate_limit_error", retry_after=3.0), answer())
+        outcome, _ = await run(provider, sleep=sleeps, observer=observer)
+        assert (TurnOutcomeKind.FINAL, "Paris is 18C.") == (outcome.kind, outcome.text)
+        assert [3.0] == sleeps.waits
+        (attempt,) = observer.of(ProviderAttempt)
+        assert (1, 1, "rate_limit_error", 429, 3.0) == (
+            attempt.iteration,
+            attempt.attempt,
+            attempt.error_type,
+            attempt.status,
+            attempt.wait_s,
+        )
+        (response,) = observer.of(LlmResponse)
+        assert (True, 2) == (response.success, response.attempts)
+
+    @pytest.mark.parametrize(
+        "error",
+        [
+            http(500),
+            http(503, "overloaded_error"),
+            ProviderTimeoutError("openai", "timeout"),
+            ProviderConnectionError("openai", "connect_error"),
+        ],
+        ids=["500", "503", "timeout", "connect"],
+    )
+    async def test_retryable_errors_are_retried(self, error):
+        """5xx, timeouts and connect errors are sent again."""
+        provider = PlayedProvider(error, answer())
+        outcome, _ = await run(provider)
+        assert TurnOutcomeKind.FINAL == outcome.kind
+        assert 2 == len(provider.requests)
+
+    async def test_500_three_times_ends_the_turn_with_the_error_line(self):
+        """After `max_retries` retries the last error ends the turn: `error`, one line."""
+        sleeps, observer = Sleeps(), RecordingObserver()
+        provider = PlayedProvider(http(500), http(500), http(500), max_retries=2)
+        outcome, replay = await run(provider, sleep=sleeps, observer=observer)
+        line = "provider 'openai': HTTP 500 http_500"
+        assert (TurnOutcomeKind.ERROR, line, line) == (outcome.kind, outcome.text, outcome.error)
+        assert 3 == len(provider.requests)
+        assert [0.25, 0.5] == sleeps.waits  # jitter 0.5 of 0.5 s, then of 1 s
+        assert [1, 2] == [a.attempt for a in observer.of(ProviderAttempt)]
+        (response,) = observer.of(LlmResponse)
+        assert (False, "http_500", line, 3) == (
+            response.success,
+            response.error_type,
+            response.error,
+            response.attempts,
+        )
+        (end,) = observer.of(AgentEnd)
+        assert (TurnOutcomeKind.ERROR, line) == (end.outcome, end.error)
+        assert [line] == chunks(replay)
+
+    @pytest.mark.parametrize(
+        "error",
+        [http(400, "invalid_request_error"), http(401), ProviderResponseError("openai", "x")],
+        ids=["400", "401", "invalid_response"],
+    )
+    async def test_non_retryable_errors_are_never_retried(self, error):
+        """A 4xx other than 429, or a response in no known format, ends the turn at once."""
+        sleeps = Sleeps()
+        provider = PlayedProvider(error, answer())
+        outcome, _ = await run(provider, sleep=sleeps)
+        assert (TurnOutcomeKind.ERROR, error.line()) == (outcome.kind, outcome.text)
+        assert (1, []) == (len(provider.requests), sleeps.waits)
+
+    async def test_max_retries_zero_sends_once(self):
+        """A provider with `max_retries: 0` is never retried."""
+        provider = PlayedProvider(http(503), answer(), max_retries=0)
+        outcome, _ = await run(provider)
+        assert TurnOutcomeKind.ERROR == outcome.kind
+        assert 1 == len(provider.requests)
+
+    async def test_cancel_during_the_backoff_cancels_the_turn(self):
+        """A cancel while waiting to retry ends the turn as cancelled; nothing is sent again."""
+        replay: Replay | None = None
+
+        async def sleep(seconds: float) -> None:
+            assert replay is not None
+            replay.state.cancellation.cancel()
+            await asyncio.sleep(30)
+
+        provider = PlayedProvider(http(503), answer())
+        replay = build(provider, sleep=sleep)
+        outcome = await replay.run()
+        assert TurnOutcomeKind.CANCELLED == outcome.kind
+        assert 1 == len(provider.requests)
+
+    async def test_the_error_line_never_holds_the_prompt_or_the_key(self):
+        """The turn's error names provider, status and type; the user's message is not in it."""
+        provider = PlayedProvider(http(500), http(500), http(500))
+        data = {"user": f"my key is {SECRET}", "responses": [{"text": "unused"}]}
+        outcome, replay = await run(provider, data=data)
+        shown = " ".join([outcome.text, *chunks(replay)])
+        assert "my key" not in shown and SECRET not in shown
+
+
+class TestStreamedChunks:
+    async def test_streamed_text_arrives_as_several_redacted_chunks(self):
+        """A streamed answer goes out chunk by chunk, redacted, and is not sent again whole."""
+        text = ("The weather in Paris is mild today. " * 8) + f"Your token {SECRET} ends here."
+        provider = PlayedProvider(answer(text), piece=5)
+        outcome, replay = await run(provider)
+        sent = chunks(replay)
+        assert 1 < len(sent)
+        assert replay.execution.redactor.redact_text(text) == "".join(sent)
+        assert not any(SECRET[:8] in piece for piece in sent)
+        assert text == outcome.text
+
+    async def test_a_secret_split_across_deltas_never_leaks(self):
+        """A token handed over a few characters at a time is sent only as its marker."""
+        text = f"token: {SECRET} and then some more words to push the lookahead along. " * 3
+        provider = PlayedProvider(answer(text), piece=3)
+        _, replay = await run(provider)
+        joined = "".join(chunks(replay))
+        pieces = {SECRET[i : i + 8] for i in range(len(SECRET) - 7)}
+        assert [] == [p for p in pieces if p in joined]
+
+    async def test_a_provider_that_does_not_stream_gets_one_chunk(self):
+        """Without deltas the answer is one chunk with the redacted text, as for a script."""
+        provider = PlayedProvider(answer(f"your token is {SECRET}"))
+        _, replay = await run(provider)
+        assert ["your token is [REDACTED:github_token]"] == chunks(replay)
+
+    async def test_text_before_tool_calls_streams_then_the_answer(self):
+        """Text streamed with a tool round goes out before its cards; the answer after them."""
+        round_one = ProviderResponse(
+            text="Let me check. ",
+            tool_calls=[NativeToolCall(id="c1", name="get_weather", arguments={"city": "x"})],
+        )
+        provider = PlayedProvider(round_one, answer("It is 18C."), piece=4)
+        data = {
+            "user": "weather?",
+            "config": {"approval": {"auto_approve": ["get_weather"]}},
+            "tools": [WEATHER],
+            "responses": [{"text": "unused"}],
+        }
+        _, replay = await run(provider, data=data)
+        kinds = [e.type for e in replay.events.events if e.type != "usage"]
+        runs = [kind for i, kind in enumerate(kinds) if i == 0 or kinds[i - 1] != kind]
+        assert ["chunk", "tool_call", "tool_result", "chunk"] == runs
+        assert "Let me check. It is 18C." == "".join(chunks(replay))
+
+    async def test_a_dropped_stream_that_sent_text_is_not_retried(self):
+        """Once a chunk went out, a dropped stream ends the turn: a client cannot unsee it."""
+        sent_text = "word " * 40
+        drop = Dropped(sent_text, ProviderConnectionError("openai", "connection_dropped"))
+        provider = PlayedProvider(drop, answer(), piece=10)
+        outcome, replay = await run(provider)
+        assert TurnOutcomeKind.ERROR == outcome.kind
+        assert 1 == len(provider.requests)
+        assert chunks(replay)[-1] == outcome.text
+
+    async def test_a_dropped_stream_that_sent_nothing_is_retried(self):
+        """Text held back and never sent is dropped with its attempt, and the request retried."""
+        drop = Dropped("Par", ProviderConnectionError("openai", "connection_dropped"))
+        provider = PlayedProvider(drop, answer("Paris is 18C."), piece=1)
+        outcome, replay = await run(provider)
+        assert (TurnOutcomeKind.FINAL, 2) == (outcome.kind, len(provider.requests))
+        assert "Paris is 18C." == "".join(chunks(replay))
+
+    async def test_every_request_can_stream(self):
+        """Each request carries an `on_text` for a streaming provider to call."""
+        provider = PlayedProvider(answer())
+        await run(provider)
+        assert all(callable(r.on_text) for r in provider.requests)
+
+
+class TestObserverEvents:
+    async def test_response_fields_reach_the_event_redacted(self):
+        """Response model, id and finish reasons, and the server address, are shown redacted."""
+        observer = RecordingObserver()
+        provider = PlayedProvider(
+            answer(
+                model=f"gpt-test-2025 {SECRET}",
+                response_id=f"chatcmpl-{SECRET}",
+                finish_reasons=("stop",),
+            ),
+            server_address=f"{SECRET}.example.test",
+            server_port=8443,
+        )
+        await run(provider, observer=observer)
+        (response,) = observer.of(LlmResponse)
+        assert (
+            "gpt-test",
+            "gpt-test-2025 [REDACTED:github_token]",
+            "chatcmpl-[REDACTED:github_token]",
+            ("stop",),
+            "[REDACTED:github_token].example.test",
+            8443,
+        ) == (
+            response.model,
+            response.response_model,
+            response.response_id,
+            response.finish_reasons,
+            response.server_address,
+            response.server_port,
+        )
+
+    async def test_one_request_and_one_response_per_call_whatever_the_retries(self):
+        """Retries are `ProviderAttempt`s inside one call: one `LlmRequest`, one `LlmResponse`."""
+        observer = RecordingObserver()
+        provider = PlayedProvider(http(502), http(429), answer(), max_retries=3)
+        await run(provider, observer=observer)
+        kinds = [
+            type(e).__name__
+            for e in observer.events
+            if isinstance(e, LlmRequest | LlmResponse | ProviderAttempt)
+        ]
+        assert ["LlmRequest", "ProviderAttempt", "ProviderAttempt", "LlmResponse"] == kinds
+
+    async def test_usage_is_a_turn_event(self):
+        """The provider's usage goes out as a `usage` TurnEvent."""
+        _, replay = await run(PlayedProvider(answer()))
+        (usage,) = [e for e in replay.events.events if e.type == "usage"]
+        assert {"input_tokens": 10, "output_tokens": 5} == usage.data
