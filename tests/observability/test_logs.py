@@ -29,6 +29,7 @@ from zeroclaw_obs.observability.logs import (
 )
 from zeroclaw_obs.redaction import Redactor
 
+from ..turn.test_provider_call import PlayedProvider, answer, build, http
 from .test_metrics import DEPLOY, ECHO, SECRET, WEATHER, HashSpanIds, call, llm_response
 
 EVENT_NAMES = [  # in the order each first happens: approval is asked before dispatch
@@ -170,6 +171,38 @@ class TestLogObserver:
         assert '{"city": "Leaky"}' == leaky["arguments"]
         assert "18C token=[REDACTED:github_token]" == leaky["result"]
         assert [] == leaked_pieces(stream.getvalue())
+
+    async def test_a_retry_is_an_llm_retry_warning(self, stream):
+        """A provider request sent again is logged as `llm_retry` between request and response."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        provider = PlayedProvider(http(429, "rate_limit_error", retry_after=1.5), answer())
+        await build(provider, observer=LogObserver(logger)).run()
+        records = [r for r in lines(stream) if r["event"].startswith("llm_")]
+        assert ["llm_request", "llm_retry", "llm_response"] == [r["event"] for r in records]
+        retry, response = records[1], records[2]
+        assert ("warning", 1, "rate_limit_error", 429, 1500.0, "openai", "gpt-test") == (
+            retry["level"],
+            retry["attempt"],
+            retry["error_type"],
+            retry["status"],
+            retry["wait_ms"],
+            retry["provider"],
+            retry["model"],
+        )
+        assert (2, None) == (response["attempts"], response["error_type"])
+
+    async def test_a_failed_call_logs_its_line_and_type(self, stream):
+        """The last error: `llm_response` at error level with the one line and its type."""
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        provider = PlayedProvider(http(500), max_retries=0)
+        await build(provider, observer=LogObserver(logger)).run()
+        (response,) = [r for r in lines(stream) if r["event"] == "llm_response"]
+        assert ("error", False, "provider 'openai': HTTP 500 http_500", "http_500") == (
+            response["level"],
+            response["success"],
+            response["error"],
+            response["error_type"],
+        )
 
     async def test_turn_end(self, run_scenario, stream):
         """The last line is `turn_end` with the outcome and iteration count."""

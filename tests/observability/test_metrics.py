@@ -25,6 +25,7 @@ from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 from zeroclaw_obs.redaction import Redactor
 
 from ..conftest import CountingRedactor
+from ..turn.test_provider_call import PlayedProvider, answer, build, http
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 WEATHER = {
@@ -256,6 +257,21 @@ class TestLlmMetrics:
         data = {**echo_rounds(0), "provider": {"model": "m" * 500}}
         await run_scenario(data, observer=MetricsObserver(registry))
         labels = {"provider": "scripted", "model": "m" * LABEL_LIMIT, "success": "true"}
+        assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
+
+    async def test_the_model_label_is_the_requested_model(self, registry):
+        """A response that reports another model still counts under the requested one."""
+        provider = PlayedProvider(answer(model="gpt-test-2025-01-01-preview"))
+        await build(provider, observer=MetricsObserver(registry)).run()
+        labels = {"provider": "openai", "model": "gpt-test", "success": "true"}
+        assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
+        assert "2025" not in render_metrics(registry, openmetrics=False).decode()
+
+    async def test_retries_count_as_one_request(self, registry):
+        """A call that succeeded after a retry is one request, `success="true"`."""
+        provider = PlayedProvider(http(503), answer())
+        await build(provider, observer=MetricsObserver(registry)).run()
+        labels = {"provider": "openai", "model": "gpt-test", "success": "true"}
         assert 1.0 == value(registry, "zeroclaw_llm_requests_total", **labels)
 
     def test_failed_request(self, registry):

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
-from zeroclaw_obs.observability.events import Correlation, ToolCall, ToolCallStart, ToolOutcome
+from zeroclaw_obs.observability.events import (
+    Correlation,
+    ProviderAttempt,
+    ToolCall,
+    ToolCallStart,
+    ToolOutcome,
+)
 from zeroclaw_obs.observability.progress import ProgressObserver, format_hint, one_line
 
 CORRELATION = Correlation(turn_id="t", channel="cli", agent_alias="a")
@@ -61,6 +68,25 @@ class TestProgressObserver:
             end(False, "Error: city not found", 0.3),
         )
         assert expected == actual
+
+    def test_a_provider_retry_gets_a_line(self):
+        """`↻ provider: HTTP 429 rate_limit_error, retry 1 in 2.0s`: the wait is visible."""
+        attempt = ProviderAttempt(
+            correlation=CORRELATION,
+            iteration=1,
+            provider="openai",
+            model="gpt",
+            attempt=1,
+            error_type="rate_limit_error",
+            status=429,
+            wait_s=2.0,
+            time_ns=0,
+        )
+        timeout = dataclasses.replace(attempt, error_type="timeout", status=None, wait_s=0.25)
+        assert [
+            "↻ openai: HTTP 429 rate_limit_error, retry 1 in 2.0s",
+            "↻ openai: timeout, retry 1 in 0.2s",
+        ] == self.lines(attempt, timeout)
 
     def test_reason_is_collapsed_and_cut_at_200(self):
         """A multi-line reason becomes one line of at most 200 characters."""

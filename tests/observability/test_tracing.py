@@ -38,6 +38,8 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks
 
+from ..turn.test_provider_call import PlayedProvider, answer, build, http
+
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WEATHER = {
     "name": "get_weather",
@@ -208,6 +210,70 @@ class TestSpanShape:
             scenario([call("c1", "Paris"), call("c2", "Oslo")]), observer=traced.observer
         )
         assert {outcome.turn_id} == {s.attributes["zeroclaw.turn.id"] for s in traced.spans}
+
+
+class TestRealProviderChat:
+    async def test_response_attributes(self, traced):
+        """A real provider's chat span: response model, id, finish reasons, server, usage."""
+        provider = PlayedProvider(
+            answer(model="gpt-test-2025-01", response_id="chatcmpl-42", finish_reasons=("stop",)),
+            server_address="api.example.test",
+            server_port=8443,
+        )
+        await build(provider, observer=traced.observer).run()
+        (chat,) = traced.named("chat")
+        assert {
+            "gen_ai.request.model": "gpt-test",
+            "gen_ai.response.model": "gpt-test-2025-01",
+            "gen_ai.response.id": "chatcmpl-42",
+            "gen_ai.response.finish_reasons": ("stop",),
+            "server.address": "api.example.test",
+            "server.port": 8443,
+            "gen_ai.usage.input_tokens": 10,
+            "gen_ai.usage.output_tokens": 5,
+        }.items() <= dict(chat.attributes).items()
+        assert ("chat gpt-test", StatusCode.UNSET) == (chat.name, chat.status.status_code)
+
+    async def test_each_retry_is_an_attempt_event_on_the_one_chat_span(self, traced):
+        """One chat span per call; every retry is a `zeroclaw.provider.attempt` event on it."""
+        provider = PlayedProvider(
+            http(503), http(429, "rate_limit_error", retry_after=2.0), answer()
+        )
+        await build(provider, observer=traced.observer).run()
+        (chat,) = traced.named("chat")
+        assert [
+            ("zeroclaw.provider.attempt", 1, "http_503", 503, 0.25),
+            ("zeroclaw.provider.attempt", 2, "rate_limit_error", 429, 2.0),
+        ] == [
+            (
+                e.name,
+                e.attributes["zeroclaw.provider.attempt"],
+                e.attributes["error.type"],
+                e.attributes["http.response.status_code"],
+                e.attributes["zeroclaw.provider.retry_wait_s"],
+            )
+            for e in chat.events
+        ]
+
+    async def test_a_final_failure_sets_error_type_and_status(self, traced):
+        """The last error: `error.type` from the error, status ERROR, on the chat and the root."""
+        provider = PlayedProvider(http(500), http(500), http(500))
+        await build(provider, observer=traced.observer).run()
+        (chat,) = traced.named("chat")
+        line = "provider 'openai': HTTP 500 http_500"
+        assert ("http_500", StatusCode.ERROR, line, "api.example.test", 2) == (
+            chat.attributes["error.type"],
+            chat.status.status_code,
+            chat.status.description,
+            chat.attributes["server.address"],
+            len(chat.events),
+        )
+        root = traced.root()
+        assert ("http_500", "error", line) == (
+            root.attributes["error.type"],
+            root.attributes["zeroclaw.turn.outcome"],
+            root.status.description,
+        )
 
 
 class TestParenting:
