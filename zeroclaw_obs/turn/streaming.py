@@ -68,6 +68,7 @@ class ChunkRedactor:
 
     __slots__ = (
         "_attempted",
+        "_length",
         "_parts",
         "_raw",
         "_redact",
@@ -84,6 +85,7 @@ class ChunkRedactor:
         self._send = send
         self._parts: list[str] = []
         self._raw = ""
+        self._length = 0
         self._attempted = 0
         self.lookahead = lookahead
         self.sent = ""
@@ -104,10 +106,10 @@ class ChunkRedactor:
         if not delta:
             return
         self._parts.append(delta)
-        pending = len(self._raw) + sum(map(len, self._parts))
-        if pending - self._attempted < max(MIN_STEP, self._attempted // 16):
+        self._length += len(delta)
+        if self._length - self._attempted < max(MIN_STEP, self._attempted // 16):
             return
-        self._attempted = pending
+        self._attempted = self._length
         self._commit(self.raw)
 
     def finish(self, text: str | None = None) -> None:
