@@ -36,7 +36,7 @@ from zeroclaw_obs.providers.base import (
     Usage,
 )
 from zeroclaw_obs.replay import Replay
-from zeroclaw_obs.turn.loop import TurnOutcome
+from zeroclaw_obs.turn.loop import TurnOutcome, cap_summary_suffix
 from zeroclaw_obs.turn.provider_call import RetryPolicy
 
 from ..conftest import RecordingObserver, make_replay
@@ -326,6 +326,26 @@ class TestStreamedChunks:
         runs = [kind for i, kind in enumerate(kinds) if i == 0 or kinds[i - 1] != kind]
         assert ["chunk", "tool_call", "tool_result", "chunk"] == runs
         assert "Let me check. It is 18C." == "".join(chunks(replay))
+
+    async def test_a_streamed_summary_at_the_cap_gets_only_the_suffix(self):
+        """At the iteration cap the streamed summary is not sent twice: the suffix follows it."""
+        round_one = ProviderResponse(
+            tool_calls=[NativeToolCall(id="c1", name="get_weather", arguments={"city": "x"})]
+        )
+        provider = PlayedProvider(round_one, answer("Found 18C.\n"), piece=3)
+        data = {
+            "user": "weather?",
+            "config": {"max_tool_iterations": 1, "approval": {"auto_approve": ["get_weather"]}},
+            "tools": [WEATHER],
+            "responses": [{"text": "unused"}],
+        }
+        outcome, replay = await run(provider, data=data)
+        suffix = cap_summary_suffix(1)
+        assert (TurnOutcomeKind.MAX_ITERATIONS, "Found 18C." + suffix) == (
+            outcome.kind,
+            outcome.text,
+        )
+        assert ["Found 18C.\n", suffix] == chunks(replay)
 
     async def test_a_dropped_stream_that_sent_text_is_not_retried(self):
         """Once a chunk went out, a dropped stream ends the turn: a client cannot unsee it."""
