@@ -7,6 +7,7 @@ the real response said. The provider itself is tested in `tests/providers/test_o
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Iterator
@@ -60,20 +61,29 @@ def wire() -> Iterator[WireServer]:
 
 
 async def run(wire: WireServer, *replies: Reply, **kwargs: Any) -> tuple[Any, Replay, Sleeps]:
-    """One turn against `replies` with a real provider; the policy records waits, never sleeps."""
+    """One turn against `replies` with a real provider; the policy records waits, never sleeps.
+
+    `cancel_after_s` cancels the turn that long after it starts.
+    """
     wire.script(*replies)
     observer = kwargs.pop("observer", RecordingObserver())
+    cancel_after_s = kwargs.pop("cancel_after_s", None)
     replay = make_replay({"user": PROMPT, "responses": [{"text": "unused"}]}, observer=observer)
-    provider = OpenAIProvider(
-        base_url=wire.url + "/v1", model="gpt-4o-mini", api_key=KEY, timeout_s=5.0, **kwargs
-    )
+    kwargs.setdefault("timeout_s", 5.0)
+    provider = OpenAIProvider(base_url=wire.url + "/v1", model="gpt-4o-mini", api_key=KEY, **kwargs)
     sleeps = Sleeps()
     replay.execution = dataclasses.replace(
         replay.execution, provider=provider, retry=RetryPolicy(sleep=sleeps, jitter=lambda: 0.5)
     )
+    timer = None
+    if cancel_after_s is not None:
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(cancel_after_s, replay.state.cancellation.cancel)
     try:
         return await replay.run(), replay, sleeps
     finally:
+        if timer is not None:
+            timer.cancel()
         await provider.aclose()
 
 
@@ -136,3 +146,34 @@ class TestStreamingOverHttp:
         assert replay.execution.redactor.redact_text(text) == "".join(sent)
         assert not any(SECRET[i : i + 8] in "".join(sent) for i in range(len(SECRET) - 7))
         assert text == outcome.text
+
+    async def test_a_cancel_mid_stream_closes_the_request_and_sends_no_held_text(self, wire):
+        """A cancel while the answer streams ends the turn cancelled and closes the request."""
+        slow = answer_stream("word " * 30, piece=5)
+        slow.chunk_delay_s = 0.05
+        outcome, replay, sleeps = await run(wire, slow, cancel_after_s=0.3)
+        assert (TurnOutcomeKind.CANCELLED, 1, []) == (
+            outcome.kind,
+            len(wire.requests),
+            sleeps.waits,
+        )
+        assert await asyncio.to_thread(wire.requests[0].disconnected.wait, 5)
+        assert "word " * 30 != "".join(chunks(replay))
+
+    async def test_a_drop_after_sent_text_is_not_retried(self, wire):
+        """A connection dropped after chunks went out ends the turn; it is not sent again."""
+        dropped = answer_stream("word " * 60, piece=5)
+        dropped.drop_after = 50
+        outcome, replay, _ = await run(wire, dropped, answer_stream("never"))
+        assert (TurnOutcomeKind.ERROR, 1) == (outcome.kind, len(wire.requests))
+        assert outcome.text == chunks(replay)[-1]
+
+    async def test_a_slow_server_past_the_timeout_is_retried_then_fails(self, wire):
+        """A read timeout is retried up to `max_retries`, then ends the turn with its line."""
+        slow = [Reply.json({"never": True}, status=200) for _ in range(2)]
+        for reply in slow:
+            reply.delay_s = 1.0
+        wire.script(*slow)
+        outcome, _, sleeps = await run(wire, timeout_s=0.2, max_retries=1)
+        assert (TurnOutcomeKind.ERROR, 1) == (outcome.kind, len(sleeps.waits))
+        assert outcome.text.startswith("provider 'openai': ")
