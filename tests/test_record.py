@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from zeroclaw_obs.cli import main
+from zeroclaw_obs.errors import ProviderError, ProviderHTTPError
+from zeroclaw_obs.providers.base import ProviderResponse
 from zeroclaw_obs.record import TurnRecorder
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay
@@ -282,6 +284,45 @@ class TestRecordARealRun:
         assert ["get_weather", "lookup"] == [t.name for t in recorded.tools]
         assert KEY not in recording.read_text()
 
+    def test_a_run_that_ended_on_a_provider_error_replays_to_it(
+        self, tmp_path, capsys, wire, monkeypatch
+    ):
+        """The failure that ended the turn is recorded; replay ends the same way (exit 3)."""
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        body = {"error": {"message": f"quota for {KEY}", "type": "server_error"}}
+        wire.script(
+            Reply.json(completion(calls=[("call_w", "get_weather", {"city": "Oslo"})])),
+            Reply.json(body, status=503),
+        )
+        agent = {
+            "user": "weather?",
+            "config": {"approval": {"auto_approve": ["get_weather"]}},
+            "provider": {
+                "kind": "openai",
+                "base_url": f"{wire.url}/v1",
+                "model": "m",
+                "stream": False,
+                "max_retries": 0,
+            },
+            "tools": [
+                {
+                    "name": "get_weather",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                    "responses": [{"default": {"output": "4C"}}],
+                }
+            ],
+        }
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(agent))
+        recording, first, second = record_then_replay(
+            tmp_path, ["run", "--scenario", str(path)], capsys
+        )
+        assert 3 == first[0]
+        assert "provider 'openai': HTTP 503" in first[1]
+        assert first == second
+        assert {"call_w": ("success", "4C")} == second[2]
+        assert KEY not in recording.read_text()
+
 
 class TestTurnRecorder:
     def recorder(self) -> tuple[TurnRecorder, Replay]:
@@ -318,6 +359,15 @@ class TestTurnRecorder:
         call = HookCall(name="forecast", arguments={"d": 1}, call_id="c", turn_id="u")
         recorder.record_tool_result(call, ToolResult.ok("sun"))
         assert [{"when": {"d": 1}, "output": "sun"}] == recorder.rules["wx__forecast"]
+
+    def test_a_retried_failure_is_dropped(self):
+        """A failure followed by a response was retried: only a last failure is kept."""
+        recorder, replay = self.recorder()
+        recorder.record_failure(ProviderHTTPError("p", "http_502", status=502))
+        recorder.record_response(ProviderResponse(text="ok"))
+        assert [{"text": "ok"}] == replay.recording()["responses"]
+        recorder.record_failure(ProviderError("p", "timeout"))
+        assert {"error": {"error_type": "timeout"}} == replay.recording()["responses"][-1]
 
     def test_the_first_result_for_given_arguments_wins(self):
         """Two calls with the same arguments keep one rule (replay's first match)."""

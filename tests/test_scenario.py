@@ -508,6 +508,10 @@ class TestAgentFile:
                 "a.yaml: provider.api_key_env: must be the NAME of an environment variable",
             ),
             ({**AGENT, "python_tools": ["nocolon"]}, "a.yaml: python_tools.0: expected"),
+            (
+                {"user": "x", "responses": [{"text": "x", "error": {"error_type": "timeout"}}]},
+                "a.yaml: responses.0: a response with `error` takes no `text` or `tool_calls`",
+            ),
         ],
     )
     def test_invalid_agent_files_are_one_line(self, data, expected):

@@ -5,7 +5,8 @@
 
 - the provider: `RecordingProvider` wraps the real one and keeps each response (text, native
   tool calls with ids, names and arguments, usage, the answering model, response id and
-  finish reasons) in order; a failed call (retried or final) is not a response and is not kept;
+  finish reasons) in order; a failed call that was retried is dropped, and the failure that
+  ended the turn is kept as a last `error:` response, which replay raises again (exit 3);
 - the tools: an `after_tool_call` hook keeps each executed call's dispatched arguments and its
   result (`when:` = the arguments, then `output`, `error` or `raise`, matching how the slot text
   was made), so a tool that hung until its timeout replays as that error, at once;
@@ -26,8 +27,7 @@ replacement texts, tool descriptions) passes through the runtime's one `Redactor
 meets the redacted values on both sides: a native call's arguments and its tool rule's `when`
 are redacted the same way, so they still match. Limits: a text-protocol call is redacted as
 text, so if its arguments held a secret its rule may not match on replay; a tool called twice
-with the same arguments replays its first result both times; a turn that ended on a provider
-error records the responses before it (replay then runs out of responses).
+with the same arguments replays its first result both times.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any
 from .approval import ApprovalManager, ApprovalOutcome, ApprovalRequest, AuditLog
 from .approval.surfaces import Decision, TerminalPrompter
 from .config import ApprovalConfig, ApprovalMode
+from .errors import ProviderError
 from .providers.base import Provider, ProviderRequest, ProviderResponse
 from .redaction import Redactor
 from .scenario import Scenario
@@ -71,9 +72,13 @@ class RecordingProvider(Provider):
         """The wrapped provider's response, recorded.
 
         Raises:
-            ProviderError: as the wrapped provider does (nothing is recorded).
+            ProviderError: as the wrapped provider does (kept as the run's last failure).
         """
-        response = await self.inner.complete(request)
+        try:
+            response = await self.inner.complete(request)
+        except ProviderError as exc:
+            self._recorder.record_failure(exc)
+            raise
         self._recorder.record_response(response)
         return response
 
@@ -112,6 +117,7 @@ class TurnRecorder:
         self.answers: list[Any] = []
         """Approval answers in the order they were given, as `config.approval.answers`."""
         self._short: dict[str, str] = {}
+        self._failure: dict[str, Any] | None = None
 
     def provider(self, inner: Provider) -> RecordingProvider:
         """`inner`, wrapped so that each response it returns is recorded."""
@@ -127,8 +133,17 @@ class TurnRecorder:
         """An `ApprovalManager` for `config` that records each answer given."""
         return _RecordingApprovals(config, self, audit=audit, terminal=terminal)
 
+    def record_failure(self, exc: ProviderError) -> None:
+        """Keep a provider failure; the next response (a successful retry) drops it, so only
+        a failure that ended the turn is written (`{error: {error_type, status}}`)."""
+        failure: dict[str, Any] = {"error_type": self._redactor.redact_text(exc.error_type)}
+        if exc.status is not None:
+            failure["status"] = exc.status
+        self._failure = {"error": failure}
+
     def record_response(self, response: ProviderResponse) -> None:
         """Keep one provider response (text, calls, usage), redacted."""
+        self._failure = None
         redact = self._redactor
         entry: dict[str, Any] = {}
         if response.text or not response.tool_calls:
@@ -248,7 +263,7 @@ class TurnRecorder:
             }
             for server in servers
         ]
-        data["responses"] = self.responses
+        data["responses"] = [*self.responses, *([self._failure] if self._failure else [])]
         if scenario.cancel_after_ms is not None:
             data["cancel_after_ms"] = scenario.cancel_after_ms
         return data

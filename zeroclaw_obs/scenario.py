@@ -60,6 +60,7 @@ __all__ = [
     "ScenarioAgent",
     "ScenarioMcpServer",
     "ScenarioProvider",
+    "ScenarioProviderError",
     "ScenarioResponse",
     "ScenarioTool",
     "ScenarioToolCall",
@@ -402,8 +403,17 @@ class ScenarioUsage(_Model):
     output_tokens: int = Field(default=0, ge=0, le=MAX_COUNT)
 
 
+class ScenarioProviderError(_Model):
+    """A provider failure a recording ends with: replay raises it as the backend did."""
+
+    error_type: _Name
+    """The error's machine word (`http_500`, `rate_limit_error`, `timeout`, …)."""
+    status: int | None = Field(default=None, ge=100, le=599)
+    """The HTTP status, when the backend answered with one."""
+
+
 class ScenarioResponse(_Model):
-    """One reply of the model: text, native tool calls, or both."""
+    """One reply of the model: text, native tool calls, or both; or the provider's failure."""
 
     text: str | None = None
     tool_calls: list[ScenarioToolCall] | None = None
@@ -415,9 +425,16 @@ class ScenarioResponse(_Model):
     """The backend's response id (`gen_ai.response.id`), as a recording keeps it."""
     finish_reasons: list[str] = Field(default_factory=list)
     """Why generation stopped (`gen_ai.response.finish_reasons`), as a recording keeps it."""
+    error: ScenarioProviderError | None = None
+    """The provider failed instead of answering (a recorded run that ended on a provider
+    error): the scripted provider raises it, and the turn ends as `error` (exit 3)."""
 
     @model_validator(mode="after")
     def _not_empty(self) -> ScenarioResponse:
+        if self.error is not None:
+            if self.text is not None or self.tool_calls:
+                raise ValueError("a response with `error` takes no `text` or `tool_calls`")
+            return self
         if self.text is None and not self.tool_calls:
             raise ValueError("a response needs `text` or `tool_calls`")
         return self

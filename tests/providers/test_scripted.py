@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zeroclaw_obs.errors import ScenarioExhaustedError
+from zeroclaw_obs.errors import ProviderError, ProviderHTTPError, ScenarioExhaustedError
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderRequest, Usage
 from zeroclaw_obs.providers.scripted import ScriptedProvider
 from zeroclaw_obs.scenario import ScenarioResponse
@@ -66,3 +66,20 @@ class TestScriptedProvider:
         """Without a recorded model the response names the provider's model, no id, no reasons."""
         response = await ScriptedProvider([ScenarioResponse(text="x")], model="m").complete(REQUEST)
         assert ("m", None, ()) == (response.model, response.response_id, response.finish_reasons)
+
+    async def test_a_recorded_failure_is_raised(self):
+        """An `error:` response raises the provider error it records, with its one safe line."""
+        provider = ScriptedProvider(
+            [ScenarioResponse(error={"error_type": "http_500", "status": 500})], name="openai"
+        )
+        with pytest.raises(ProviderHTTPError) as info:
+            await provider.complete(REQUEST)
+        assert "provider 'openai': HTTP 500 http_500" == info.value.line()
+        assert info.value.retryable
+
+    async def test_a_failure_without_status(self):
+        """A recorded failure with no status (a timeout) raises a plain `ProviderError`."""
+        provider = ScriptedProvider([ScenarioResponse(error={"error_type": "timeout"})])
+        with pytest.raises(ProviderError) as info:
+            await provider.complete(REQUEST)
+        assert "provider 'scripted': timeout" == info.value.line()

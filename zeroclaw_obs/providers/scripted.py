@@ -2,8 +2,9 @@
 
 `demo` and most tests use it. It is not a mock: it sits behind the same seam as any backend,
 reports usage like one (estimated from text length when the script gives none), the response
-model, id and finish reasons a recording kept (`--record`), and raises `ScenarioExhaustedError`
-when the turn asks for more responses than the script has.
+model, id and finish reasons a recording kept (`--record`), raises the provider error a
+recording ended with (`error:`; never retried: `max_retries` is 0), and raises
+`ScenarioExhaustedError` when the turn asks for more responses than the script has.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ..errors import ScenarioExhaustedError
+from ..errors import ProviderError, ProviderHTTPError, ScenarioExhaustedError
 from ..scenario import ScenarioResponse
 from .base import NativeToolCall, Provider, ProviderRequest, ProviderResponse, Usage
 
@@ -49,6 +50,8 @@ class ScriptedProvider(Provider):
 
         Raises:
             ScenarioExhaustedError: no scripted response is left.
+            ProviderError: the scripted response is a recorded provider failure (`error:`);
+                `ProviderHTTPError` when it has a status.
         """
         if self._next >= len(self._responses):
             raise ScenarioExhaustedError(
@@ -60,6 +63,11 @@ class ScriptedProvider(Provider):
         self.requests.append(request)
         if scripted.delay_ms:
             await asyncio.sleep(scripted.delay_ms / 1000)
+        if scripted.error is not None:
+            failure = scripted.error
+            if failure.status is not None:
+                raise ProviderHTTPError(self.name, failure.error_type, status=failure.status)
+            raise ProviderError(self.name, failure.error_type)
         calls = [
             NativeToolCall(id=c.id, name=c.name, arguments=c.arguments)
             for c in scripted.tool_calls or []
