@@ -27,10 +27,12 @@ from zeroclaw_obs.observability.logs import (
     build_processors,
     route_stdlib_logging,
 )
+from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.redaction import Redactor
 
 from ..turn.test_provider_call import PlayedProvider, answer, build, http
 from .test_metrics import DEPLOY, ECHO, SECRET, WEATHER, HashSpanIds, call, llm_response
+from .test_tracing import Traced
 
 EVENT_NAMES = [  # in the order each first happens: approval is asked before dispatch
     "turn_start",
@@ -190,6 +192,24 @@ class TestLogObserver:
             retry["model"],
         )
         assert (2, None) == (response["attempts"], response["error_type"])
+
+    async def test_llm_lines_carry_their_chat_span_ids(self, stream):
+        """`llm_request`, `llm_retry` and `llm_response` point at the call's exported chat span."""
+        traced = Traced()
+        logger = build_logger(redactor=Redactor(), stream=stream)
+        logs = LogObserver(logger, span_ids=traced.observer)
+        provider = PlayedProvider(http(503), answer())
+        try:
+            await build(provider, observer=MultiObserver([traced.observer, logs])).run()
+            (chat,) = traced.named("chat")
+        finally:
+            traced.observer.shutdown(1.0)
+            traced.provider.shutdown()
+        expected = (format(chat.context.trace_id, "032x"), format(chat.context.span_id, "016x"))
+        llm = [r for r in lines(stream) if r["event"].startswith("llm_")]
+        assert 3 * [expected] == [(r["trace_id"], r["span_id"]) for r in llm]
+        (end,) = [r for r in lines(stream) if r["event"] == "turn_end"]
+        assert end["span_id"] != expected[1]
 
     async def test_a_failed_call_logs_its_line_and_type(self, stream):
         """The last error: `llm_response` at error level with the one line and its type."""

@@ -51,7 +51,7 @@ from .events import (
 )
 from .export_guard import CleanTextCache
 from .health import HealthCounter, Signal, TelemetryHealth
-from .span_ids import SpanIdCache, SpanIds
+from .span_ids import Ids, SpanIdCache, SpanIds
 
 __all__ = [
     "BufferedWriteLogger",
@@ -67,6 +67,7 @@ __all__ = [
 _TOOL_LEVELS = {ToolOutcome.ERROR: logging.WARNING, ToolOutcome.INTERRUPTED: logging.WARNING}
 _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR: logging.ERROR}
 _LOOP_LEVELS = {"abort": logging.ERROR}
+_MAX_OPEN_CHATS = 4096
 
 _PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
 """Candidate values for the key-set probe (see `RedactingProcessor._flat`)."""
@@ -441,10 +442,11 @@ class LogObserver:
 
     Every event carries `trace_id`, `span_id` (null when no tracing side is given or the span
     is unknown), `turn_id`, `channel` and `agent`; tool events add `tool_call_id` and `tool`.
-    A provider request sent again is an `llm_retry` warning (`attempt`, `error_type`, `status`,
-    `wait_ms`) between the call's `llm_request` and `llm_response`.
-    Tool events take the ids of the tool span, the others those of the turn's root span. Put
-    the span observer before this one in the `MultiObserver`.
+    Tool events take the ids of the tool span; `llm_*` events those of their `chat` span when
+    the tracing side answers `chat_ids_for` (the span observer does), else the root's; the
+    others those of the turn's root span. Put the span observer before this one in the
+    `MultiObserver`. A provider request sent again is an `llm_retry` warning (`attempt`,
+    `error_type`, `status`, `wait_ms`) between the call's `llm_request` and `llm_response`.
 
     Content: the redacted `arguments` and `result` of tool calls are written only with
     `capture_content=True`. Off by default: spans already carry the redacted content
@@ -476,6 +478,9 @@ class LogObserver:
         self._log = logger.log
         self._flush = flush
         self._ids = SpanIdCache(span_ids)
+        self._chat_source = getattr(span_ids, "chat_ids_for", None)
+        self._chats: dict[tuple[str, int], Ids] = {}
+        """Ids of the open `chat` spans, from their request to their response."""
         self._capture = capture_content
         self._handlers: dict[type, Callable[[Any], None]] = {
             AgentStart: self._on_agent_start,
@@ -525,8 +530,23 @@ class LogObserver:
         )
         self._log(logging.INFO, "turn_start", **fields)
 
+    def _chat_ids(self, turn_id: str, iteration: int, *, opening: bool) -> Ids | None:
+        """The call's `chat` span ids (kept from its request), else the turn's root ids."""
+        key = (turn_id, iteration)
+        ids = self._chats.get(key)
+        if ids is None and opening and self._chat_source is not None:
+            try:
+                ids = self._chat_source(turn_id, iteration)
+            except Exception:
+                ids = None  # a broken tracer must not cost us the line
+            if ids is not None:
+                if len(self._chats) >= _MAX_OPEN_CHATS:
+                    self._chats.clear()  # the bound: calls whose turn died without an end
+                self._chats[key] = ids
+        return ids if ids is not None else self._ids.lookup(turn_id)
+
     def _on_llm_request(self, event: LlmRequest) -> None:
-        ids = self._ids.lookup(event.correlation.turn_id)
+        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=True)
         fields = self._context(
             event.correlation,
             ids,
@@ -539,7 +559,8 @@ class LogObserver:
         self._log(logging.INFO, "llm_request", **fields)
 
     def _on_llm_response(self, event: LlmResponse) -> None:
-        ids = self._ids.lookup(event.correlation.turn_id)
+        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=False)
+        self._chats.pop((event.correlation.turn_id, event.iteration), None)
         fields = self._context(
             event.correlation,
             ids,
@@ -561,7 +582,7 @@ class LogObserver:
         self._log(logging.INFO if event.success else logging.ERROR, "llm_response", **fields)
 
     def _on_provider_attempt(self, event: ProviderAttempt) -> None:
-        ids = self._ids.lookup(event.correlation.turn_id)
+        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=False)
         fields = self._context(
             event.correlation,
             ids,
@@ -643,6 +664,10 @@ class LogObserver:
 
     def _on_agent_end(self, event: AgentEnd) -> None:
         ids = self._ids.forget(event.correlation.turn_id)
+        if self._chats:  # a call the turn never closed (a scripted run out of responses)
+            turn_id = event.correlation.turn_id
+            for key in [key for key in self._chats if key[0] == turn_id]:
+                del self._chats[key]
         fields = self._context(
             event.correlation,
             ids,

@@ -221,6 +221,16 @@ class SpanObserver:
         """
         return self._open.ids_for(turn_id, tool_call_id)
 
+    def chat_ids_for(self, turn_id: str, iteration: int) -> Ids | None:
+        """(trace_id, span_id) of the open `chat` span of a turn's iteration, or None.
+
+        Answers only while the call is open (from its `LlmRequest` to its `LlmResponse`): the
+        log observer reads it at the request and keeps it for the call's later lines.
+        """
+        turn = self._open.turn(turn_id)
+        span = turn.chats.get(iteration) if turn is not None else None
+        return None if span is None else self._child_ids(span)
+
     def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[Any] | None:
         """The call's open `execute_tool` span as the current span, while its tool runs.
 
