@@ -521,6 +521,14 @@ class TestAgentFile:
         assert str(info.value).startswith(expected)
         assert "\n" not in str(info.value)
 
+    def test_a_key_in_the_query_is_refused(self):
+        """`?api-key=…` in the base URL is a key in the file too; never echoed."""
+        url = f"https://example.openai.azure.com/openai/v1?api-version=1&api-key={TOKEN}"
+        with pytest.raises(ConfigError) as info:
+            parse_scenario({"provider": {**AGENT["provider"], "base_url": url}}, "a.yaml")
+        assert str(info.value).startswith("a.yaml: provider.base_url: a key in the URL's query")
+        assert TOKEN not in str(info.value)
+
     def test_credentials_in_the_base_url_are_refused(self):
         """A URL with user:password is a key in the file; the URL is never echoed."""
         url = f"https://user:{TOKEN}@api.example.com/v1"

@@ -25,7 +25,7 @@ import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 from pydantic import (
@@ -340,6 +340,8 @@ def _base_url_problem(url: str) -> str | None:
         return "must be an http:// or https:// URL with a host"
     if parts.username is not None or parts.password is not None:
         return f"credentials in the URL are refused: {KEY_IN_FILE}"
+    if any(_CREDENTIAL_FIELD.search(name) for name, _ in parse_qsl(parts.query)):
+        return f"a key in the URL's query is refused: {KEY_IN_FILE}"
     return None
 
 
