@@ -191,6 +191,32 @@ class TestRecordThenReplay:
         assert second[:2] == first[:2]
         assert load_scenario(recording).provider.native_tools is False
 
+    @pytest.mark.parametrize("native", [True, False])
+    def test_a_secret_argument_matches_its_rule_either_way(self, tmp_path, capsys, native):
+        """A token under `token`, native or in a tag, replays to its recorded result."""
+        arguments = {"token": GITHUB_TOKEN, "user": "ana"}
+        tag = json.dumps({"name": "login", "arguments": arguments})
+        reply = (
+            {"tool_calls": [{"id": "l1", "name": "login", "arguments": arguments}]}
+            if native
+            else {"text": f"<tool_call>{tag}</tool_call>"}
+        )
+        data = {
+            "user": "log in",
+            "provider": {"native_tools": native},
+            "config": {"approval": {"auto_approve": ["login"]}},
+            "tools": [{"name": "login", "responses": [{"default": {"output": "welcome"}}]}],
+            "responses": [reply, {"text": "Done."}],
+        }
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(data))
+        recording, first, second = record_then_replay(
+            tmp_path, ["run", "--scenario", str(path)], capsys
+        )
+        assert GITHUB_TOKEN not in recording.read_text()
+        assert [("success", "welcome")] == list(first[2].values()) == list(second[2].values())
+        assert first[:2] == second[:2]
+
     def test_an_unwritable_record_path_is_refused_before_the_turn(self, tmp_path, capsys):
         """`--record` into a missing folder: exit 2 naming the flag, nothing run or written."""
         target = tmp_path / "missing" / "r.yaml"

@@ -24,14 +24,16 @@ and final answer.
 Risky part: a recording is an output like any other, so every payload in it (the user message,
 the system prompt, model texts and arguments, call ids, tool outputs, rule arguments,
 replacement texts, tool descriptions) passes through the runtime's one `Redactor`. Replay then
-meets the redacted values on both sides: a native call's arguments and its tool rule's `when`
-are redacted the same way, so they still match. Limits: a text-protocol call is redacted as
-text, so if its arguments held a secret its rule may not match on replay; a tool called twice
-with the same arguments replays its first result both times.
+meets the redacted values on both sides: a tool rule's `when` is the dispatched arguments
+redacted as a native call's arguments are (as a value) and, when that differs, as a
+text-protocol call's are (as JSON text), so the call matches its rule either way. Limits: a
+tool called twice with the same arguments replays its first result both times; a redacted
+argument a tool's schema refuses (a pattern, an enum) fails validation on replay.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .approval import ApprovalManager, ApprovalOutcome, ApprovalRequest, AuditLog
@@ -183,19 +185,35 @@ class TurnRecorder:
         if not name:
             return  # a built-in such as tool_search: replay runs it again
         redact = self._redactor
-        rule: dict[str, Any] = {"when": redact.redact_value(call.arguments)}
+        outcome: dict[str, Any]
         if result.success:
-            rule["output"] = "" if result.output == NO_OUTPUT else redact.redact_text(result.output)
+            output = "" if result.output == NO_OUTPUT else redact.redact_text(result.output)
+            outcome = {"output": output}
         else:
             text = result.error or result.output
             raised = f"Error executing {call.name}: "
             if text.startswith(raised):
-                rule["raise"] = redact.redact_text(text[len(raised) :])
+                outcome = {"raise": redact.redact_text(text[len(raised) :])}
             else:
-                rule["error"] = redact.redact_text(text.removeprefix("Error: "))
+                outcome = {"error": redact.redact_text(text.removeprefix("Error: "))}
         rules = self.rules[name]
-        if all(existing["when"] != rule["when"] for existing in rules):
-            rules.append(rule)
+        for when in self._whens(call.arguments):
+            if all(existing["when"] != when for existing in rules):
+                rules.append({"when": when, **outcome})
+
+    def _whens(self, arguments: dict[str, Any]) -> list[Any]:
+        """The arguments as replay will dispatch them: redacted as a value (a native call's
+        arguments are recorded so), and, when that differs, as the JSON text of a text-protocol
+        call is redacted (a secret under a key such as `token` is masked whole by one and by
+        its own rule by the other); a rule for each, so either form matches."""
+        as_value = self._redactor.redact_value(arguments)
+        try:
+            as_text = json.loads(
+                self._redactor.redact_text(json.dumps(arguments, ensure_ascii=False))
+            )
+        except (TypeError, ValueError):
+            return [as_value]
+        return [as_value] if as_text == as_value else [as_value, as_text]
 
     def record_approval(self, outcome: ApprovalOutcome) -> None:
         """Keep an answer someone gave; a runtime denial is nobody's answer."""
