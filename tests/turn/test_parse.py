@@ -93,12 +93,12 @@ class TestParseResponse:
         result = parse(ProviderResponse(text=PARIS_TAG), strict=True)
         assert ([], False, PARIS_TAG) == (result.calls, result.parse_failed, result.text)
 
-    def test_strict_keeps_tags_of_a_text_protocol_provider(self):
-        """Strict parsing keeps the tags of a text-protocol provider, which was taught them."""
+    def test_strict_hides_tags_from_a_text_protocol_provider_too(self):
+        """Strict parsing hides the text protocol entirely: a text provider's tags are text."""
         result = parse_response(
             ProviderResponse(text=PARIS_TAG), tool_names=TOOLS, strict=True, native_provider=False
         )
-        assert (["get_weather"], False) == ([c.name for c in result.calls], result.native)
+        assert ([], PARIS_TAG) == (result.calls, result.text)
 
     def test_json_after_prose_is_final_text(self):
         """JSON preceded by prose is not a call: the response is a final answer."""
@@ -185,21 +185,22 @@ class TestCallIdsInATurn:
         assert [] == [e for e in replay.events.events if e.type == "tool_call"]
         assert 1 == replay.provider.remaining
 
-    async def test_strict_text_protocol_turn_still_runs_tools(self, run_scenario):
-        """A text-protocol provider under `strict_tool_parsing` still calls tools by tag."""
+    async def test_strict_parsing_hides_the_tags_from_a_text_protocol_provider_too(
+        self, run_scenario
+    ):
+        """Under `strict_tool_parsing` a text-protocol provider's tags are plain text."""
         outcome, replay = await run_scenario(
             {
                 "user": "go",
                 "config": {"strict_tool_parsing": True, "approval": {"auto_approve": ["*"]}},
                 "provider": {"native_tools": False},
                 "tools": [WEATHER],
-                "responses": [{"text": PARIS_TAG}, {"text": "18C in Paris"}],
+                "responses": [{"text": PARIS_TAG}, {"text": "never"}],
             }
         )
-        assert (TurnOutcomeKind.FINAL, "18C in Paris") == (outcome.kind, outcome.text)
-        assert ["success"] == [
-            e.data["outcome"] for e in replay.events.events if e.type == "tool_result"
-        ]
+        assert (TurnOutcomeKind.FINAL, PARIS_TAG) == (outcome.kind, outcome.text)
+        assert [] == [e for e in replay.events.events if e.type == "tool_call"]
+        assert 1 == replay.provider.remaining
 
     async def test_json_after_prose_ends_a_native_turn(self, run_scenario):
         """A native provider's JSON-looking text after prose is the final answer."""

@@ -148,10 +148,11 @@ def parse_response(
         response: what the provider returned.
         tool_names: the effective tool names offered this iteration (text calls to other names
             are ignored, per LIFECYCLE §3).
-        strict: `strict_tool_parsing`; only native calls count for a native provider.
-        native_provider: `Provider.native_tools`. Strict parsing hides the text protocol from
-            native providers only: a text-protocol provider is taught the tags in its system
-            prompt, so its tags are always parsed.
+        strict: `strict_tool_parsing`: only native calls count, for every provider. Strict
+            parsing hides the text protocol entirely (LIFECYCLE §3): a text-protocol provider
+            is taught no tags under it, and tags in any reply are plain text.
+        native_provider: `Provider.native_tools` (kept for callers; strict parsing no longer
+            depends on it).
         call_ids: the turn's ids (`CallIds`); None keeps provider ids as they are (tests).
         aliases: shown name → real name of tools the text protocol's prompt lists under a
             redacted name; a text call to a shown name becomes a call to the real tool.
@@ -163,7 +164,7 @@ def parse_response(
             arguments, problem = _decode_arguments(native.arguments)
             calls.append(ParsedToolCall(native.name, arguments, assign(native.id), problem))
         return ParseResult(calls=calls, text=response.text, native=True)
-    if (strict and native_provider) or not response.text:
+    if strict or not response.text:
         return ParseResult(text=response.text, native=True)
     if aliases:
         tool_names = tool_names | aliases.keys()
