@@ -85,11 +85,6 @@ STRICT_TEXT_TURN = {
     ],
 }
 
-ADOPTED = pytest.mark.xfail(
-    strict=False,
-    reason="needs turn/parse.py to parse no tags under strict parsing (issue 11 item 8)",
-)
-
 
 class TestStrictParsingInATurn:
     async def test_no_tag_instructions_in_the_prompt(self, run_scenario):
@@ -100,7 +95,6 @@ class TestStrictParsingInATurn:
         prompt = " ".join(str(m["content"]) for m in messages if m["role"] == "system")
         assert "<tool_call>" not in prompt
 
-    @ADOPTED
     async def test_tags_in_the_reply_are_plain_text(self, run_scenario):
         """Strict parsing: tags a text-protocol model writes run nothing; they are its answer."""
         outcome, replay = await run_scenario(STRICT_TEXT_TURN)
