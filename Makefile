@@ -24,6 +24,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/redaction.py
 	$(BIN)/python benchmarks/telemetry.py
+	$(BIN)/python benchmarks/providers.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
