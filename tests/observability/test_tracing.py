@@ -276,6 +276,16 @@ class TestRealProviderChat:
         )
 
 
+    async def test_a_call_the_cancel_stops_ends_as_cancelled(self, run_scenario, traced):
+        """A cancel during a provider call closes its chat span as `cancelled`, not unfinished."""
+        data = {"user": "go", "responses": [{"text": "late", "delay_ms": 2000}]}
+        await run_scenario({**data, "cancel_after_ms": 50}, observer=traced.observer)
+        (chat,) = traced.named("chat")
+        assert "cancelled" == chat.attributes["error.type"]
+        assert "zeroclaw.turn.outcome" in traced.root().attributes
+        assert "error.type" not in traced.root().attributes
+
+
 class TestParenting:
     async def test_children_parent_on_the_root_in_one_trace(self, run_scenario, traced):
         """Every chat, tool and approval span is a child of `invoke_agent`, all in one trace."""

@@ -266,11 +266,19 @@ class TestRetries:
             replay.state.cancellation.cancel()
             await asyncio.sleep(30)
 
+        observer = RecordingObserver()
         provider = PlayedProvider(http(503), answer())
-        replay = build(provider, sleep=sleep)
+        replay = build(provider, sleep=sleep, observer=observer)
         outcome = await replay.run()
         assert TurnOutcomeKind.CANCELLED == outcome.kind
         assert 1 == len(provider.requests)
+        (response,) = observer.of(LlmResponse)
+        assert (False, "cancelled", None, 1) == (
+            response.success,
+            response.error_type,
+            response.error,
+            response.attempts,
+        )
 
     async def test_the_error_line_never_holds_the_prompt_or_the_key(self):
         """The turn's error names provider, status and type; the user's message is not in it."""

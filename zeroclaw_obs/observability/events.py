@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 __all__ = [
+    "CALL_CANCELLED",
     "AgentEnd",
     "AgentStart",
     "ApprovalDecision",
@@ -51,6 +52,11 @@ class TurnOutcomeKind(StrEnum):
     ABORTED = "aborted"
     MAX_ITERATIONS = "max_iterations"
     ERROR = "error"
+
+
+CALL_CANCELLED = "cancelled"
+"""The `error_type` of a provider call the turn's cancellation stopped (a user's decision,
+logged as a warning, not an error)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -123,7 +129,8 @@ class LlmResponse:
     """The failure's one line (`ProviderError.line()`: provider, status, error type)."""
     error_type: str | None = None
     """`error.type` of a failure: the `ProviderError`'s `error_type` (`rate_limit_error`,
-    `http_500`, `timeout`), else the exception's class name."""
+    `http_500`, `timeout`), else the exception's class name; `CALL_CANCELLED` when the turn
+    was cancelled during the call (or its backoff)."""
     response_model: str | None = None
     """`gen_ai.response.model`: the model that answered, when the backend said."""
     response_id: str | None = None

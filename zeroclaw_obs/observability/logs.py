@@ -35,6 +35,7 @@ from structlog.typing import EventDict, FilteringBoundLogger, Processor, Wrapped
 from ..redaction import Redactor
 from .batching import BoundedBatcher, half_queue
 from .events import (
+    CALL_CANCELLED,
     AgentEnd,
     AgentStart,
     ApprovalDecision,
@@ -68,6 +69,7 @@ _TOOL_LEVELS = {ToolOutcome.ERROR: logging.WARNING, ToolOutcome.INTERRUPTED: log
 _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR: logging.ERROR}
 _LOOP_LEVELS = {"abort": logging.ERROR}
 _MAX_OPEN_CHATS = 4096
+_LLM_FAILURE_LEVELS = {CALL_CANCELLED: logging.WARNING}
 
 _PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
 """Candidate values for the key-set probe (see `RedactingProcessor._flat`)."""
@@ -579,7 +581,8 @@ class LogObserver:
             error=event.error,
             error_type=event.error_type,
         )
-        self._log(logging.INFO if event.success else logging.ERROR, "llm_response", **fields)
+        level = logging.INFO if event.success else _LLM_FAILURE_LEVELS.get(event.error_type)
+        self._log(level or logging.ERROR, "llm_response", **fields)
 
     def _on_provider_attempt(self, event: ProviderAttempt) -> None:
         ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=False)

@@ -13,7 +13,8 @@ Risky parts:
   sent a chunk is not retried (the SDKs do not retry a broken stream either). Text an attempt
   held back and never sent is dropped with it.
 - The backoff sleep is an await of the turn like any other: a cancel during it ends the turn as
-  cancelled, and no request is sent after it.
+  cancelled, and no request is sent after it. A call the cancel stops still gets its
+  `LlmResponse` (`error_type` `cancelled`), so its `chat` span ends as what it was.
 - Everything the events carry is redacted here: the response's model and id and finish reasons
   are the backend's text, the server address the operator's; the error line names only the
   provider, the status and the error type.
@@ -31,7 +32,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..errors import ProviderError
-from ..observability.events import LlmRequest, LlmResponse, ProviderAttempt
+from ..observability.events import CALL_CANCELLED, LlmRequest, LlmResponse, ProviderAttempt
 from ..providers.base import ProviderRequest, ProviderResponse
 from .events import EventSink, TurnEvent
 from .streaming import ChunkRedactor
@@ -110,34 +111,39 @@ async def request_model(
     start = time.perf_counter()
     send = partial(_send_chunk, state.events)
     attempt = 0
-    while True:
-        attempt += 1
-        stream = ChunkRedactor(execution.redactor, send)
-        request = ProviderRequest(
-            messages=state.messages, tools=specs, iteration=state.iteration, on_text=stream.feed
-        )
-        try:
-            response = await provider.complete(request)
-            break
-        except ProviderError as exc:
-            if not exc.retryable or attempt > provider.max_retries or stream.sent:
-                emit(_failure(execution, state, start, exc, attempts=attempt))
-                raise
-            wait = execution.retry.wait_s(attempt, exc)
-            emit(
-                ProviderAttempt(
-                    correlation=correlation,
-                    iteration=state.iteration,
-                    provider=shown.provider,
-                    model=shown.model,
-                    attempt=attempt,
-                    error_type=execution.redactor.redact_text(exc.error_type),
-                    status=exc.status,
-                    wait_s=wait,
-                    time_ns=time.time_ns(),
-                )
+    try:
+        while True:
+            attempt += 1
+            stream = ChunkRedactor(execution.redactor, send)
+            request = ProviderRequest(
+                messages=state.messages, tools=specs, iteration=state.iteration, on_text=stream.feed
             )
-            await execution.retry.sleep(wait)
+            try:
+                response = await provider.complete(request)
+                break
+            except ProviderError as exc:
+                if not exc.retryable or attempt > provider.max_retries or stream.sent:
+                    emit(_failure(execution, state, start, exc, attempts=attempt))
+                    raise
+                wait = execution.retry.wait_s(attempt, exc)
+                emit(
+                    ProviderAttempt(
+                        correlation=correlation,
+                        iteration=state.iteration,
+                        provider=shown.provider,
+                        model=shown.model,
+                        attempt=attempt,
+                        error_type=execution.redactor.redact_text(exc.error_type),
+                        status=exc.status,
+                        wait_s=wait,
+                        time_ns=time.time_ns(),
+                    )
+                )
+                await execution.retry.sleep(wait)
+    except asyncio.CancelledError:
+        # The call ends with the turn: its chat span closes as cancelled, not as unfinished.
+        emit(_failure(execution, state, start, None, attempts=attempt))
+        raise
     state.streamed = bool(stream.raw)
     if state.streamed:
         stream.finish(response.text)
@@ -195,13 +201,19 @@ def _failure(
     execution: ResolvedAgentExecution,
     state: TurnState,
     start: float,
-    error: ProviderError,
+    error: ProviderError | None,
     *,
     attempts: int,
 ) -> LlmResponse:
+    """The failed call's event; `error` None: the turn was cancelled during it."""
     shown = execution.shown
     redact = execution.redactor.redact_text
     assert state.correlation is not None
+    if error is None:
+        line, error_type = None, CALL_CANCELLED
+    else:
+        line = redact(error.line())
+        error_type = redact(error.error_type or type(error).__name__)
     return LlmResponse(
         correlation=state.correlation,
         iteration=state.iteration,
@@ -210,8 +222,8 @@ def _failure(
         success=False,
         time_ns=time.time_ns(),
         duration_s=time.perf_counter() - start,
-        error=redact(error.line()),
-        error_type=redact(error.error_type or type(error).__name__),
+        error=line,
+        error_type=error_type,
         server_address=shown.server_address,
         server_port=execution.provider.server_port,
         attempts=attempts,
