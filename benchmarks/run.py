@@ -653,7 +653,7 @@ async def bench_memory(report: Report) -> None:
 # (label, files, functions) of the engine steps the per-call path goes through; `|` separates
 # alternatives (cProfile names files by their base name).
 STEPS = (
-    ("provider request + LlmRequest/LlmResponse", "loop.py", "_request"),
+    ("provider request + retries + LlmRequest/LlmResponse", "provider_call.py", "request_model"),
     ("parse", "parse.py", "parse_response"),
     ("prepare: resolve, validate, gate, dedup key", "prep.py", "prepare_calls"),
     ("dispatch, per call (all of the below)", "dispatch.py", "_run"),

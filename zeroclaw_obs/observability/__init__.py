@@ -4,6 +4,7 @@
 """
 
 from .events import (
+    CALL_CANCELLED,
     AgentEnd,
     AgentStart,
     ApprovalDecision,
@@ -12,6 +13,7 @@ from .events import (
     LlmResponse,
     LoopDetection,
     ObserverEvent,
+    ProviderAttempt,
     ToolCall,
     ToolCallStart,
     ToolOutcome,
@@ -21,6 +23,7 @@ from .observer import MultiObserver, NoopObserver, Observer
 from .progress import ProgressObserver
 
 __all__ = [
+    "CALL_CANCELLED",
     "AgentEnd",
     "AgentStart",
     "ApprovalDecision",
@@ -33,6 +36,7 @@ __all__ = [
     "Observer",
     "ObserverEvent",
     "ProgressObserver",
+    "ProviderAttempt",
     "ToolCall",
     "ToolCallStart",
     "ToolOutcome",

@@ -4,6 +4,7 @@ from .context import ResolvedAgentExecution, TurnCancellation, TurnState
 from .events import TurnEvent, TurnEventLog
 from .hooks import CancelCall, Continue, HookCall, Hooks, RewriteCall
 from .loop import TurnOutcome, run_tool_call_loop
+from .provider_call import RetryPolicy
 
 __all__ = [
     "CancelCall",
@@ -11,6 +12,7 @@ __all__ = [
     "HookCall",
     "Hooks",
     "ResolvedAgentExecution",
+    "RetryPolicy",
     "RewriteCall",
     "TurnCancellation",
     "TurnEvent",

@@ -16,7 +16,12 @@ __all__ = ["EventSink", "TurnEvent", "TurnEventLog"]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TurnEvent:
-    """One streaming event: `tool_call`, `tool_result`, `chunk` or `usage`."""
+    """One streaming event: `tool_call`, `tool_result`, `chunk` or `usage`.
+
+    A `chunk` is a redacted piece of the model's text: one per answer from a provider that
+    does not stream, several while one streams (`turn/streaming.py`); they add up to the
+    redacted answer.
+    """
 
     type: str
     id: str | None = None
