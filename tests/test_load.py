@@ -286,6 +286,14 @@ class TestLoadScenarioDir:
         names = [Path(i.source).name for i in load_scenario_dir(tmp_path)]
         assert ["a.json", "b.yml", "c.yaml"] == names
 
+    def test_an_agent_file_is_refused(self, tmp_path):
+        """A real provider in the folder is bad input naming the file: load replays offline."""
+        (tmp_path / "a.yaml").write_text(json.dumps({"user": "hi", "responses": [{"text": "x"}]}))
+        agent = {"user": "hi", "provider": {"kind": "openai", "model": "gpt-4.1-mini"}}
+        (tmp_path / "b.yaml").write_text(json.dumps(agent))
+        with pytest.raises(ConfigError, match="b.yaml: provider.kind: load replays scripted"):
+            load_scenario_dir(tmp_path)
+
     @pytest.mark.parametrize(
         ("setup", "fragment"),
         [

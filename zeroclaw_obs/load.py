@@ -315,7 +315,8 @@ def load_scenario_dir(directory: Path) -> list[LoadScenario]:
 
     Raises:
         BadInputError: `directory` is missing, not a directory, or holds no scenario file.
-        ConfigError: a file fails to load; the message names the file and the field.
+        ConfigError: a file fails to load, or is an agent file (a real `provider.kind`); the
+            message names the file and the field.
     """
     if not directory.exists():
         raise BadInputError(f"{directory}: scenario directory does not exist")
@@ -328,7 +329,16 @@ def load_scenario_dir(directory: Path) -> list[LoadScenario]:
         raise BadInputError(
             f"{directory}: no scenario files ({', '.join('*' + s for s in SCENARIO_SUFFIXES)})"
         )
-    return [LoadScenario(str(path), load_scenario(path)) for path in files]
+    loaded = [LoadScenario(str(path), load_scenario(path)) for path in files]
+    for item in loaded:
+        if item.scenario.provider.real:
+            # Load traffic replays scripted turns offline: an agent file here would send a
+            # real model hundreds of requests (and need its key) at the load's rate.
+            raise ConfigError(
+                f"{item.source}: provider.kind: load replays scripted scenarios only "
+                "(an agent file with a real provider cannot be load traffic)"
+            )
+    return loaded
 
 
 def common_redaction(scenarios: Sequence[LoadScenario]) -> RedactionSettings:
