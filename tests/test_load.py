@@ -291,7 +291,7 @@ class TestLoadScenarioDir:
         (tmp_path / "a.yaml").write_text(json.dumps({"user": "hi", "responses": [{"text": "x"}]}))
         agent = {"user": "hi", "provider": {"kind": "openai", "model": "gpt-4.1-mini"}}
         (tmp_path / "b.yaml").write_text(json.dumps(agent))
-        with pytest.raises(ConfigError, match="b.yaml: provider.kind: load replays scripted"):
+        with pytest.raises(ConfigError, match=r"b\.yaml: provider\.kind: load replays scripted"):
             load_scenario_dir(tmp_path)
 
     @pytest.mark.parametrize(
