@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,8 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay
 from zeroclaw_obs.scenario import parse_scenario
 from zeroclaw_obs.turn.loop import TurnOutcome
+
+from .providers.wire import WireServer
 
 
 class RecordingObserver:
@@ -74,3 +76,13 @@ def run_scenario(
         return outcome, replay
 
     return run
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    """A started loopback `WireServer` (real HTTP), stopped after the test; script it with
+    `wire.script(...)`. Provider tests and whole turns with a real provider share it."""
+    server = WireServer()
+    server.start()
+    yield server
+    server.stop()

@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.conftest import RecordingObserver, make_replay
 from tests.providers.wire import DONE, Reply, WireServer, sse
@@ -50,14 +47,6 @@ def answer_stream(text: str, piece: int = 6) -> Reply:
 def error(status: int, **headers: str) -> Reply:
     body = {"error": {"message": f"echo: {PROMPT}", "type": "server_error", "code": None}}
     return Reply(status=status, headers=headers, body=json.dumps(body).encode())
-
-
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    server = WireServer()
-    server.start()
-    yield server
-    server.stop()
 
 
 async def run(wire: WireServer, *replies: Reply, **kwargs: Any) -> tuple[Any, Replay, Sleeps]:

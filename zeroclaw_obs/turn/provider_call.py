@@ -29,7 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
 from ..observability.events import CALL_CANCELLED, LlmRequest, LlmResponse, ProviderAttempt
@@ -176,24 +176,15 @@ def _success(
     shown = execution.shown
     redact = execution.redactor.redact_text
     usage = response.usage
-    assert state.correlation is not None
     return LlmResponse(
-        correlation=state.correlation,
-        iteration=state.iteration,
-        provider=shown.provider,
-        model=shown.model,
+        **_call_fields(execution, state, start, attempts=attempts),
         success=True,
-        time_ns=time.time_ns(),
-        duration_s=time.perf_counter() - start,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         tool_call_count=len(response.tool_calls),
         response_model=shown.response_model(response.model) if response.model else None,
         response_id=redact(response.response_id) if response.response_id else None,
         finish_reasons=tuple(shown.response_model(r) for r in response.finish_reasons),
-        server_address=shown.server_address,
-        server_port=execution.provider.server_port,
-        attempts=attempts,
     )
 
 
@@ -206,25 +197,34 @@ def _failure(
     attempts: int,
 ) -> LlmResponse:
     """The failed call's event; `error` None: the turn was cancelled during it."""
-    shown = execution.shown
     redact = execution.redactor.redact_text
-    assert state.correlation is not None
     if error is None:
         line, error_type = None, CALL_CANCELLED
     else:
         line = redact(error.line())
         error_type = redact(error.error_type or type(error).__name__)
     return LlmResponse(
-        correlation=state.correlation,
-        iteration=state.iteration,
-        provider=shown.provider,
-        model=shown.model,
+        **_call_fields(execution, state, start, attempts=attempts),
         success=False,
-        time_ns=time.time_ns(),
-        duration_s=time.perf_counter() - start,
         error=line,
         error_type=error_type,
-        server_address=shown.server_address,
-        server_port=execution.provider.server_port,
-        attempts=attempts,
     )
+
+
+def _call_fields(
+    execution: ResolvedAgentExecution, state: TurnState, start: float, *, attempts: int
+) -> dict[str, Any]:
+    """What every `LlmResponse` of this call carries, succeeded or not (names shown redacted)."""
+    shown = execution.shown
+    assert state.correlation is not None
+    return {
+        "correlation": state.correlation,
+        "iteration": state.iteration,
+        "provider": shown.provider,
+        "model": shown.model,
+        "time_ns": time.time_ns(),
+        "duration_s": time.perf_counter() - start,
+        "server_address": shown.server_address,
+        "server_port": execution.provider.server_port,
+        "attempts": attempts,
+    }
