@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from zeroclaw_obs.tools.base import ArgumentError, Provenance, ToolResult, tool
 from zeroclaw_obs.tools.mcp import McpServer, McpToolWrapper, read_only_hint
+from zeroclaw_obs.tools.mcp_client import StdioParams
+from zeroclaw_obs.tools.mcp_session import McpConnection
+
+TOOLBOX = StdioParams(
+    command=sys.executable, args=[str(Path(__file__).parent / "mcp_servers" / "toolbox.py")]
+)
 
 
 @tool
@@ -112,3 +123,57 @@ class TestMcpServer:
         """A server is offered directly unless marked deferred."""
         assert not McpServer(name="wx", tools=[]).deferred
         assert McpServer(name="wx", tools=[], deferred=True).deferred
+
+    async def test_a_scripted_server_never_changes(self) -> None:
+        """A server without a connection has no catalog to refresh."""
+        server = McpServer(name="wx", tools=[forecast])
+
+        assert not server.catalog_changed
+        assert not await server.refresh()
+        assert [forecast] == server.tools
+
+
+class TestMcpServerConnected:
+    async def test_connect_wraps_the_live_catalog(self) -> None:
+        """`McpServer.connect` offers a real server's tools as `server__tool` wrappers."""
+        async with McpConnection("box", TOOLBOX) as connection:
+            server = await McpServer.connect(connection, deferred=True)
+            wrappers = {w.name: w for w in server.wrappers()}
+            echo = await wrappers["box__echo"].execute({"text": "hi"})
+
+        assert server.deferred and connection is server.connection
+        assert {"box__echo", "box__fail", "box__slow"} <= set(wrappers)
+        assert wrappers["box__echo"].read_only
+        assert {"destructiveHint": True} == wrappers["box__fail"].annotations
+        assert ToolResult.ok("hi") == echo
+
+    async def test_refresh_follows_list_changed(self) -> None:
+        """After `notifications/tools/list_changed`, `refresh()` replaces the tools once."""
+        async with McpConnection("box", TOOLBOX) as connection:
+            server = await McpServer.connect(connection)
+            assert not await server.refresh()
+            await connection.call_tool("grow", {})
+            for _ in range(100):  # the notification may trail the result by a loop turn
+                if server.catalog_changed:
+                    break
+                await asyncio.sleep(0.01)
+
+            assert await server.refresh()
+            assert not server.catalog_changed
+            names = [w.name for w in server.wrappers()]
+
+        assert "box__extra" in names
+
+
+class TestNoSdkOnTheScriptedPath:
+    def test_wrapper_modules_do_not_import_the_sdk(self) -> None:
+        """Importing the wrapper and client-data modules leaves the `mcp` SDK unimported."""
+        code = (
+            "import sys, zeroclaw_obs.tools.mcp, zeroclaw_obs.tools.mcp_client;"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+
+        assert "[]" == out.strip()

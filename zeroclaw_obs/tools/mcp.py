@@ -6,9 +6,11 @@ This module owns how an MCP server's tools enter a turn. `McpToolWrapper` is a t
 is offered directly or only through `tool_search` is the server's `deferred` flag, read by
 `turn/specs.py`.
 
-The seam: an `McpServer` is given `Tool` objects. Here they are in-process tools (scripted
-scenario tools, test tools); a real MCP client session plugs in by providing one `Tool` per
-remote tool whose `execute` calls the session. Nothing else in the engine changes.
+The seam: an `McpServer` is given `Tool` objects. Scripted scenario tools and test tools are
+in-process; a real server's are `McpRemoteTool`s (`tools/mcp_client.py`), one per remote tool,
+whose `execute` calls the server's `McpConnection` (`tools/mcp_session.py`). Such a server keeps
+its `connection`, so `catalog_changed` and `refresh()` follow `notifications/tools/list_changed`.
+Nothing else in the engine changes, and this module never imports the `mcp` SDK.
 
 A server's tool annotations (MCP `ToolAnnotations`: `readOnlyHint`, `destructiveHint`, …) are
 kept on the wrapper. `readOnlyHint: true` makes the wrapper `read_only`, so it may run under
@@ -24,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import ArgumentError, Provenance, Tool, ToolResult
+
+if TYPE_CHECKING:
+    from .mcp_session import McpConnection
 
 __all__ = ["McpServer", "McpToolWrapper", "read_only_hint"]
 
@@ -102,6 +107,60 @@ class McpServer:
     deferred: bool = False
     """True: reachable only through `tool_search`; False: offered directly (subject to
     `tool_filter_groups`). Read by `EffectiveTools.build`."""
+
+    connection: McpConnection | None = None
+    """The live connection of a real server; None for scripted and in-process tools."""
+
+    tool_timeout_s: float | None = None
+    """A per-call timeout for a real server's tools; None leaves it to `tool_timeout_s`."""
+
+    @classmethod
+    async def connect(
+        cls,
+        connection: McpConnection,
+        *,
+        deferred: bool = False,
+        tool_timeout_s: float | None = None,
+    ) -> McpServer:
+        """A real server's `McpServer`: its live catalog as `McpRemoteTool`s.
+
+        The connection must be started (`await connection.start()`); it is named like the
+        server, so the wrappers are `{connection.name}__{tool}`.
+
+        Raises:
+            McpConnectError: the server is not available.
+        """
+        server = cls(
+            connection.name,
+            [],
+            deferred=deferred,
+            connection=connection,
+            tool_timeout_s=tool_timeout_s,
+        )
+        await connection.list_tools()
+        server.tools = list(connection.remote_tools(timeout_s=tool_timeout_s))
+        return server
+
+    @property
+    def catalog_changed(self) -> bool:
+        """True when a real server announced a new tool list that `refresh()` has not read."""
+        return self.connection is not None and self.connection.catalog_changed
+
+    async def refresh(self) -> bool:
+        """Re-list a real server's tools if it announced a change.
+
+        Returns:
+            True when `tools` was replaced (rebuild the turn's effective tools); False for a
+            scripted server or an unchanged catalog.
+
+        Raises:
+            McpConnectError: the server is not available.
+        """
+        if self.connection is None or not self.connection.catalog_changed:
+            return False
+        await self.connection.list_tools()
+        self.tools = list(self.connection.remote_tools(timeout_s=self.tool_timeout_s))
+        return True
 
     def wrappers(self) -> list[McpToolWrapper]:
         """One `McpToolWrapper` per tool, in the server's order.
