@@ -32,9 +32,20 @@ class TestLoadConfigFile:
         assert (True, 4) == (config.parallel_tools, config.max_parallel_tools)
         assert ApprovalAutonomy.FULL == config.approval.autonomy
 
+    def test_auto_approve_read_only(self, tmp_path):
+        """`approval.auto_approve_read_only` is off by default and read from the file."""
+        path = tmp_path / "zc.toml"
+        path.write_text("[approval]\nauto_approve_read_only = true\n")
+        assert (False, True) == (
+            RuntimeConfig().approval.auto_approve_read_only,
+            load_config_file(path).approval.auto_approve_read_only,
+        )
+
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
+            ("auto_approve_read_only = true\n", "(top level): unknown field (key 1"),
+            ("[approval]\nauto_approve_read_only = 'maybe'\n", "approval.auto_approve_read_only"),
             ("paralel_tools = true\n", "(top level): unknown field (key 1; did you mean"),
             ("tool_timeout_s = 0\n", "tool_timeout_s: Input should be greater than 0"),
             ("excluded_tools = ['a', '  ']\n", "excluded_tools.1: names must not be blank"),

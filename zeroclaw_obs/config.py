@@ -168,6 +168,9 @@ class ApprovalConfig(_Model):
     auto_approve: list[str] = Field(default_factory=lambda: ["tool_search"])
     always_ask: list[str] = Field(default_factory=list)
     non_interactive_shell_requires_approval: bool = True
+    auto_approve_read_only: bool = False
+    """Auto-approve MCP tools whose annotations say `readOnlyHint: true` (and not
+    `destructiveHint: true`), as a group; built-in tools are unaffected (DESIGN §7)."""
     answers: list[ApprovalAnswer] = Field(default_factory=list)
     """Scripted answers, replayed in order before any terminal is read."""
     backchannel_timeout_s: Annotated[float, Field(gt=0)] = 300.0

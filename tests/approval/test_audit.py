@@ -115,6 +115,36 @@ class TestAuditEntry:
             make_entry(surface="email")
 
 
+class TestMcpAuditEntry:
+    def test_mcp_keys_are_appended_after_the_documented_ones(self) -> None:
+        """An MCP tool's entry keeps the eight keys in order, then `server`, `annotations`."""
+        entry = make_entry(tool="git__git_commit")
+        mcp = AuditEntry(
+            **{**entry.to_json_dict(), "server": "git", "annotations": {"destructiveHint": True}}
+        )
+
+        assert [*make_entry().to_json_dict(), "server", "annotations"] == list(mcp.to_json_dict())
+
+    def test_annotations_stay_a_json_object(self) -> None:
+        """`annotations` is written as an object with its boolean values, not as text."""
+        entry = AuditEntry(
+            **make_entry().to_json_dict(), server="kb", annotations={"readOnlyHint": True}
+        )
+
+        line = json.loads(json.dumps(entry.to_json_dict()))
+        assert ("kb", {"readOnlyHint": True}) == (line["server"], line["annotations"])
+
+    def test_no_annotations_is_an_empty_object(self) -> None:
+        """A server that sent no annotations is recorded as `{}`."""
+        entry = AuditEntry(**make_entry().to_json_dict(), server="kb")
+
+        assert {} == entry.to_json_dict()["annotations"]
+
+    def test_other_tools_carry_no_mcp_keys(self) -> None:
+        """An entry without a server has no `server` or `annotations` key."""
+        assert {"server", "annotations"}.isdisjoint(make_entry().to_json_dict())
+
+
 class TestAuditLog:
     def test_entries_keep_append_order(self) -> None:
         """Entries come back in the order they were appended."""

@@ -470,3 +470,148 @@ class TestPackageExports:
 
         assert expected == sorted(approval_package.__all__)
         assert AuditEntry is approval_package.AuditEntry
+
+
+DESTRUCTIVE = {"destructiveHint": True, "idempotentHint": False}
+READ_ONLY = {"readOnlyHint": True}
+CONTRADICTION = {"readOnlyHint": True, "destructiveHint": True}
+NOT_DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": False}
+
+
+class TestMcpAnnotationRequirement:
+    @pytest.mark.parametrize(
+        "annotations", [DESTRUCTIVE, {}, CONTRADICTION, {"idempotentHint": True}]
+    )
+    def test_guarded_tools_are_not_covered_by_the_wildcard(
+        self, annotations: dict[str, Any]
+    ) -> None:
+        """Destructive, unannotated, contradictory or merely annotated tools need a by-name
+        approval: `auto_approve: ["*"]` and `auto_approve_read_only` do not cover them."""
+        manager = ApprovalManager(config(auto_approve=["*"], auto_approve_read_only=True))
+
+        assert Requirement.PROMPT == manager.requirement(
+            "git__git_commit", mcp_annotations=annotations
+        )
+
+    @pytest.mark.parametrize("annotations", [DESTRUCTIVE, {}])
+    def test_auto_approve_by_name_overrides_destructive(self, annotations: dict[str, Any]) -> None:
+        """Naming the tool in `auto_approve` approves it, destructive or unannotated."""
+        manager = ApprovalManager(config(auto_approve=["git__git_commit"]))
+
+        assert Requirement.APPROVED == manager.requirement(
+            "git__git_commit", mcp_annotations=annotations
+        )
+
+    def test_wildcard_still_covers_unguarded_mcp_tools(self) -> None:
+        """A read-only or explicitly not destructive MCP tool is covered by `*` as before."""
+        manager = ApprovalManager(config(auto_approve=["*"]))
+
+        actual = [
+            manager.requirement("s__t", mcp_annotations=a) for a in (READ_ONLY, NOT_DESTRUCTIVE)
+        ]
+        assert [Requirement.APPROVED, Requirement.APPROVED] == actual
+
+    def test_wildcard_still_covers_built_in_tools(self) -> None:
+        """A tool that is not an MCP tool keeps the `*` rule."""
+        manager = ApprovalManager(config(auto_approve=["*"]))
+
+        assert Requirement.APPROVED == manager.requirement("write_file")
+
+    def test_read_only_hint_is_auto_approved_with_the_flag(self) -> None:
+        """`auto_approve_read_only` approves a `readOnlyHint: true` MCP tool."""
+        manager = ApprovalManager(config(auto_approve_read_only=True))
+
+        assert Requirement.APPROVED == manager.requirement(
+            "time__get_current_time", mcp_annotations=READ_ONLY
+        )
+
+    def test_read_only_hint_prompts_without_the_flag(self) -> None:
+        """Without the flag a read-only MCP tool still needs a prompt (the default is off)."""
+        assert Requirement.PROMPT == ApprovalManager(config()).requirement(
+            "time__get_current_time", mcp_annotations=READ_ONLY
+        )
+
+    def test_the_flag_does_not_cover_built_in_read_only_tools(self) -> None:
+        """The group rule reads MCP annotations only; a built-in `read_only` tool prompts."""
+        manager = ApprovalManager(config(auto_approve_read_only=True))
+
+        assert Requirement.PROMPT == manager.requirement("read_config", read_only=True)
+
+    def test_string_hints_declare_nothing(self) -> None:
+        """A hint that is not a boolean is not a declaration: the tool stays guarded."""
+        manager = ApprovalManager(config(auto_approve=["*"], auto_approve_read_only=True))
+
+        assert Requirement.PROMPT == manager.requirement(
+            "s__t", mcp_annotations={"readOnlyHint": "true"}
+        )
+
+    def test_always_ask_wins_over_the_flag(self) -> None:
+        """`always_ask` is checked before every approval rule."""
+        manager = ApprovalManager(config(always_ask=["time__now"], auto_approve_read_only=True))
+
+        assert Requirement.PROMPT == manager.requirement("time__now", mcp_annotations=READ_ONLY)
+
+    def test_full_autonomy_runs_destructive_tools(self) -> None:
+        """Autonomy `full` approves everything, as it says."""
+        manager = ApprovalManager(config(autonomy="full"))
+
+        assert Requirement.APPROVED == manager.requirement("s__t", mcp_annotations=DESTRUCTIVE)
+
+    def test_contradiction_is_not_read_only_under_read_only_autonomy(self) -> None:
+        """`readOnlyHint` with `destructiveHint: true` is destructive: denied under read_only."""
+        manager = ApprovalManager(config(autonomy="read_only"))
+
+        actual = [
+            manager.requirement("s__t", read_only=True, mcp_annotations=a)
+            for a in (READ_ONLY, CONTRADICTION)
+        ]
+        assert [Requirement.NOT_REQUIRED, Requirement.PROMPT] == actual
+
+    async def test_always_answer_approves_a_destructive_tool_by_name(self) -> None:
+        """An operator's `always` is a by-name decision: the next call runs unasked."""
+        manager = ApprovalManager(config(answers=["always"]))
+
+        await manager.decide(request("git__git_commit"))
+
+        assert Requirement.APPROVED == manager.requirement(
+            "git__git_commit", mcp_annotations=DESTRUCTIVE
+        )
+
+
+class TestMcpRequestVerdict:
+    @pytest.mark.parametrize(
+        ("annotations", "verdict"),
+        [
+            (DESTRUCTIVE, "destructive"),
+            (CONTRADICTION, "destructive"),
+            (READ_ONLY, "read-only"),
+            (NOT_DESTRUCTIVE, "not destructive"),
+            ({}, "no annotations"),
+            ({"idempotentHint": True}, "may be destructive"),
+        ],
+    )
+    def test_verdict(self, annotations: dict[str, Any], verdict: str) -> None:
+        """The verdict an operator reads follows the same rules as the requirement."""
+        mcp = ApprovalRequest(
+            tool="s__t", arguments_summary="{}", turn_id="t", tool_call_id="c",
+            server="s", annotations=annotations,
+        )  # fmt: skip
+
+        assert verdict == mcp.mcp_verdict
+
+    def test_no_verdict_for_other_tools(self) -> None:
+        """A request without a server is not an MCP tool."""
+        assert None is request().mcp_verdict
+
+    async def test_the_audit_entry_carries_server_and_annotations(self) -> None:
+        """The entry of an MCP tool records the server and the shown annotations."""
+        manager = ApprovalManager(config(mode="non_interactive"))
+        mcp = ApprovalRequest(
+            tool="git__git_commit", arguments_summary="{}", turn_id="t", tool_call_id="c",
+            server="git", annotations=DESTRUCTIVE,
+        )  # fmt: skip
+
+        await manager.decide(mcp)
+
+        entry = manager.audit.entries[0]
+        assert ("git", DESTRUCTIVE) == (entry.server, entry.annotations)

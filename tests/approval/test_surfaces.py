@@ -260,6 +260,57 @@ class TestDescribeRequest:
         assert "Approval required: shell (no arguments)\n" == describe_request(shell_request({}))
 
 
+def mcp_request(annotations: dict | None, arguments: dict | None = None) -> ApprovalRequest:
+    return ApprovalRequest(
+        tool="git__git_commit",
+        arguments_summary="{}",
+        turn_id="turn-1",
+        tool_call_id="call_1",
+        arguments={"message": "wip"} if arguments is None else arguments,
+        primary=("message",),
+        server="git",
+        annotations=annotations,
+    )
+
+
+class TestDescribeMcpRequest:
+    def test_server_verdict_and_hints_on_the_tool_line(self) -> None:
+        """The tool's line names the server, what the hints amount to, and the hints."""
+        request = mcp_request({"destructiveHint": True, "idempotentHint": False})
+
+        assert (
+            "Approval required: git__git_commit (MCP server git; destructive: "
+            "destructiveHint=true, idempotentHint=false)\n"
+            "  message: wip\n"
+        ) == describe_request(request)
+
+    def test_no_annotations(self) -> None:
+        """A tool whose server sent no annotations says so."""
+        assert (
+            "Approval required: git__git_commit (MCP server git; no annotations) (no arguments)\n"
+        ) == describe_request(mcp_request({}, arguments={}))
+
+    def test_title_is_shown_as_json_and_escaped(self) -> None:
+        """The server's `title` is quoted, and control characters in it are escaped."""
+        request = mcp_request({"title": "Commit\x1b[2J", "readOnlyHint": True})
+
+        first = describe_request(request).splitlines()[0]
+        assert first.startswith("Approval required: git__git_commit (MCP server git; read-only: ")
+        assert "\x1b" not in first
+
+    def test_an_argument_named_annotations_cannot_pass_for_the_hints(self) -> None:
+        """The hints are on the tool's line; a model argument stays an indented line."""
+        request = mcp_request({}, arguments={"annotations": "readOnlyHint=true"})
+
+        lines = describe_request(request).splitlines()
+        assert "  annotations: readOnlyHint=true" == lines[1]
+        assert lines[0].endswith("(MCP server git; no annotations)")
+
+    def test_other_tools_are_unchanged(self) -> None:
+        """A request without a server shows no MCP part."""
+        assert "Approval required: shell (no arguments)\n" == describe_request(shell_request({}))
+
+
 UNPRINTABLE = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))} | set(
     "\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )

@@ -36,6 +36,7 @@ from zeroclaw_obs.turn.approval_gate import (
     GateVerdict,
     ask_approval,
     primary_arguments,
+    shown_annotations,
     summarize_arguments,
 )
 from zeroclaw_obs.turn.context import TurnState
@@ -354,6 +355,64 @@ class TestAskApproval:
         verdict = GateVerdict(approved=False, outcome=None)  # type: ignore[arg-type]
         with pytest.raises(AttributeError):
             verdict.approved = True  # type: ignore[misc]
+
+
+class TestShownAnnotations:
+    def test_only_standard_boolean_hints_in_order(self):
+        """Unknown keys and non-boolean hints are left out; the order is `STANDARD_HINTS`."""
+        annotations = {
+            "openWorldHint": False, "x-vendor": "anything", "readOnlyHint": "true",
+            "destructiveHint": True,
+        }  # fmt: skip
+        assert {"destructiveHint": True, "openWorldHint": False} == shown_annotations(annotations)
+
+    def test_title_goes_through_the_redactor(self):
+        """A server's `title` is server text: it is shown only redacted."""
+        shown = shown_annotations({"title": f"Push {GITHUB_TOKEN}"}, Redactor().redact_text)
+        assert {"title": "Push [REDACTED:github_token]"} == shown
+
+    def test_title_is_left_out_without_a_redactor(self):
+        """With no redactor to apply, the title is not shown at all."""
+        assert {} == shown_annotations({"title": "Push"})
+
+    def test_a_non_string_title_is_left_out(self):
+        """A title that is not a string is not shown."""
+        assert {} == shown_annotations({"title": {"nested": 1}}, Redactor().redact_text)
+
+    async def test_server_and_annotations_reach_the_request_and_the_audit(self):
+        """`ask_approval` hands the server and the shown hints to the surface and the audit."""
+        requests: list[Any] = []
+
+        async def record(request) -> SurfaceAnswer:
+            requests.append(request)
+            return SurfaceAnswer(Decision.NO, "backchannel", "ops")
+
+        approvals = manager(Backchannel(record, timeout_s=5))
+        await ask_approval(
+            approvals,
+            turn_state(),
+            tool="git__git_commit",
+            call_id="c1",
+            redacted_arguments={},
+            emit=lambda e: None,
+            mcp_server="git",
+            mcp_annotations={"destructiveHint": True, "x-note": "hidden", "title": "Commit"},
+            redact=Redactor().redact_text,
+        )
+        expected = ("git", {"title": "Commit", "destructiveHint": True})
+        assert expected == (requests[0].server, requests[0].annotations)
+        (entry,) = approvals.audit.entries
+        assert expected == (entry.server, entry.annotations)
+
+    async def test_other_tools_carry_no_mcp_fields(self):
+        """Without a server the request and the audit entry have no MCP fields."""
+        approvals = manager(operator("no"))
+        await ask_approval(
+            approvals, turn_state(), tool="deploy", call_id="c1", redacted_arguments={},
+            emit=lambda e: None,
+        )  # fmt: skip
+        (entry,) = approvals.audit.entries
+        assert (None, None) == (entry.server, entry.annotations)
 
 
 class TestTheOperatorSeesTheCall:

@@ -2,12 +2,16 @@
 
 This module owns the `--audit-out` format (DESIGN §4): one JSON object per line with
 `timestamp` (RFC 3339 UTC), `turn_id`, `tool_call_id`, `tool`, `arguments_summary`, `decision`
-(`yes|no|always|replace`), `surface` (`cli|scenario|backchannel|runtime`) and `decided_by`.
+(`yes|no|always|replace`), `surface` (`cli|scenario|backchannel|runtime`) and `decided_by`;
+an entry for an MCP tool appends `server` (the server's name) and `annotations` (a JSON object
+of the standard hints only: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint`,
+`openWorldHint`; `{}` when the server sent none). Entries for other tools carry neither key.
 Auto-approvals are never audited. Approval is a pre-execution control: an entry is never a
 receipt and never proof that the tool ran.
 
-Risky parts: the audit log is an outward surface, so `arguments_summary` must already have
-passed through the runtime's one `Redactor`; this module cannot tell and does not redact again.
+Risky parts: the audit log is an outward surface, so `arguments_summary` and an annotation
+`title` (server text) must already have passed through the runtime's one `Redactor`; this
+module cannot tell and does not redact again.
 A log opened with `AuditLog.streaming_to` writes each entry to its file the moment it is
 appended, as one whole line in one `write` (no buffer of ours to lose), so a call that ran is
 never missing from the file even if the process is then killed; the file is fsynced once, at
@@ -23,9 +27,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .._output_files import in_place, write_atomically
 from .._terminal import ENCODING, ENCODING_ERRORS
@@ -94,19 +100,38 @@ class AuditEntry:
     decided_by: str
     """The operator or policy that decided, e.g. `terminal:alice` or `runtime-policy`."""
 
+    server: str | None = None
+    """The MCP server of the tool; None (and no `server` key) for any other tool."""
+
+    annotations: Mapping[str, Any] | None = None
+    """The MCP tool's standard hints as the operator saw them (`title` redacted); None for a
+    tool that is not an MCP tool."""
+
     def __post_init__(self) -> None:
         if self.decision not in AUDIT_DECISIONS:
             raise ValueError(f"unknown audit decision: {self.decision!r}")
         if self.surface not in AUDIT_SURFACES:
             raise ValueError(f"unknown audit surface: {self.surface!r}")
 
-    def to_json_dict(self) -> dict[str, str]:
+    def to_json_dict(self) -> dict[str, Any]:
         """The entry as one `--audit-out` JSON object, with plain strings for enum values.
 
         Returns:
-            A dict with the eight documented keys, in the documented order.
+            A dict with the eight documented keys, in the documented order, then `server`
+            and `annotations` (a dict) for an MCP tool.
         """
-        return {key: str(value) for key, value in asdict(self).items()}
+        entry: dict[str, Any] = {
+            item.name: str(getattr(self, item.name))
+            for item in fields(self)
+            if item.name not in _MCP_KEYS
+        }
+        if self.server is not None:
+            entry["server"] = self.server
+            entry["annotations"] = dict(self.annotations or {})
+        return entry
+
+
+_MCP_KEYS = frozenset({"server", "annotations"})
 
 
 class AuditLog:

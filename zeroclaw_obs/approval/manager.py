@@ -17,6 +17,17 @@ policy with the read-only denial text, audited like any runtime denial. `require
 such a call as `PROMPT` and `decide` denies it without asking any surface, so a caller that
 only checks for `PROMPT` still cannot run it, and no scripted answer is consumed.
 
+MCP tools (DESIGN §7): a call to an MCP tool carries the annotations its server listed.
+A guarded tool — one that declares `destructiveHint: true`, or that declares neither
+`readOnlyHint: true` nor `destructiveHint: false` (no annotations at all included, following
+MCP's default `destructiveHint: true`) — runs with no prompt only when `auto_approve` names it
+exactly or an operator answered `always` for it by name: the group rule `auto_approve: ["*"]`
+does not cover it (autonomy `full` still runs everything, as it says). With
+`auto_approve_read_only: true`, an MCP tool that declares `readOnlyHint: true` is approved as
+a group, after the by-name rules. Choice: a tool that declares both `readOnlyHint: true` and
+`destructiveHint: true` contradicts itself and is treated as destructive everywhere here,
+`autonomy: read_only` included. Built-in and scripted tools keep every rule as it was.
+
 Choice: in `interactive` mode with no scripted answer left and no TTY (or no terminal
 configured), the runtime denies rather than reading a pipe or treating silence as the user's
 No, because nobody was asked.
@@ -102,6 +113,47 @@ def read_only_denial_text(tool: str) -> str:
     return READ_ONLY_DENIAL_TEMPLATE.format(tool=tool)
 
 
+def _hint(annotations: Mapping[str, Any], key: str) -> bool | None:
+    """A boolean hint as declared; any other value declares nothing (as `read_only_hint`)."""
+    value = annotations.get(key) if isinstance(annotations, Mapping) else None
+    return value if isinstance(value, bool) else None
+
+
+def _mcp_destructive(annotations: Mapping[str, Any]) -> bool:
+    """Declares `destructiveHint: true`, whatever else it declares."""
+    return _hint(annotations, "destructiveHint") is True
+
+
+def _mcp_read_only(annotations: Mapping[str, Any]) -> bool:
+    """Declares `readOnlyHint: true` and not `destructiveHint: true` (a contradiction counts
+    as destructive)."""
+    return _hint(annotations, "readOnlyHint") is True and not _mcp_destructive(annotations)
+
+
+def _mcp_guarded(annotations: Mapping[str, Any]) -> bool:
+    """Needs a by-name approval: destructive, or neither read-only nor declared
+    `destructiveHint: false` (MCP's default for a tool that is not read-only is destructive,
+    so no annotations at all is guarded)."""
+    if _mcp_destructive(annotations):
+        return True
+    if _mcp_read_only(annotations):
+        return False
+    return _hint(annotations, "destructiveHint") is not False
+
+
+def _mcp_verdict(annotations: Mapping[str, Any]) -> str:
+    """What the annotations amount to, for an operator."""
+    if _mcp_destructive(annotations):
+        return "destructive"
+    if _mcp_read_only(annotations):
+        return "read-only"
+    if _hint(annotations, "destructiveHint") is False:
+        return "not destructive"
+    if not annotations:
+        return "no annotations"
+    return "may be destructive"
+
+
 class Requirement(StrEnum):
     """What a tool call needs before it may run."""
 
@@ -146,6 +198,24 @@ class ApprovalRequest:
     shown_tool: str | None = None
     """The tool name as an operator is shown it and the audit records it: the redacted form
     of an operator-chosen name. None means `tool` as it is."""
+
+    server: str | None = None
+    """The MCP server of the tool, None for any other tool: the prompt and the audit entry
+    show it."""
+
+    annotations: Mapping[str, Any] | None = None
+    """For an MCP tool: its standard hints only (`turn.approval_gate.STANDARD_HINTS`:
+    booleans as declared, `title` already redacted), `{}` when it declares none; None for
+    any other tool."""
+
+    @property
+    def mcp_verdict(self) -> str | None:
+        """For an MCP tool, what its annotations amount to: `destructive`, `read-only`,
+        `not destructive`, `no annotations` or `may be destructive` (annotations that declare
+        neither hint); None for any other tool."""
+        if self.server is None:
+            return None
+        return _mcp_verdict(self.annotations or {})
 
     @property
     def display_tool(self) -> str:
@@ -235,24 +305,38 @@ class ApprovalManager:
         """A snapshot of the tools answered `always` in this session (in memory only)."""
         return frozenset(self._allowlist)
 
-    def requirement(self, tool: str, *, read_only: bool = False) -> Requirement:
+    def requirement(
+        self,
+        tool: str,
+        *,
+        read_only: bool = False,
+        mcp_annotations: Mapping[str, Any] | None = None,
+    ) -> Requirement:
         """What a call to `tool` needs; the first matching rule of LIFECYCLE §5 wins.
 
         The rules, in order: autonomy `full` → approved; `read_only` → not required for a
         read-only tool, else prompt (and `decide` denies it by policy); `always_ask` has the
         tool or `*` → prompt; non-interactive `shell` with
         `non_interactive_shell_requires_approval` off → not required; `auto_approve` has the
-        tool or `*` → approved; the session allowlist has the tool → approved; else prompt.
+        tool (or `*`, except for a guarded MCP tool) → approved; the session allowlist has
+        the tool → approved; `auto_approve_read_only` and an MCP tool that declares
+        `readOnlyHint: true` (not `destructiveHint: true`) → approved; else prompt.
 
         Args:
             tool: the tool name, matched exactly.
             read_only: the resolved tool declares itself read-only (`Tool.read_only`). Left
                 out, the tool counts as not read-only: the safe side.
+            mcp_annotations: the annotations of an MCP tool as its server listed them (`{}`
+                for none); None for any other tool. An MCP tool that declares
+                `destructiveHint: true` is not read-only here, whatever else it declares.
 
         Returns:
             The requirement.
         """
         config = self._config
+        mcp = mcp_annotations
+        if mcp is not None and _mcp_destructive(mcp):
+            read_only = False
         if config.autonomy is ApprovalAutonomy.FULL:
             return Requirement.APPROVED
         if config.autonomy is ApprovalAutonomy.READ_ONLY:
@@ -265,9 +349,13 @@ class ApprovalManager:
             and not config.non_interactive_shell_requires_approval
         ):
             return Requirement.NOT_REQUIRED
-        if tool in config.auto_approve or "*" in config.auto_approve:
+        if tool in config.auto_approve:
+            return Requirement.APPROVED
+        if "*" in config.auto_approve and (mcp is None or not _mcp_guarded(mcp)):
             return Requirement.APPROVED
         if tool in self._allowlist:
+            return Requirement.APPROVED
+        if config.auto_approve_read_only and mcp is not None and _mcp_read_only(mcp):
             return Requirement.APPROVED
         return Requirement.PROMPT
 
@@ -352,5 +440,7 @@ class ApprovalManager:
                 decision=str(outcome.decision),
                 surface=outcome.surface,
                 decided_by=outcome.decided_by,
+                server=request.server,
+                annotations=request.annotations,
             )
         )

@@ -6,7 +6,11 @@ a `SurfaceAnswer` or `None`, meaning "no decision available"; turning `None` int
 denial, the allowlist and the audit entry is `ApprovalManager`'s job, not a surface's. This module
 also owns `sanitize_replacement`, the one cleaning step for deny-with-edit text.
 
-What the terminal shows (`describe_request`): the tool, then one argument per line, the
+What the terminal shows (`describe_request`): the tool (for an MCP tool followed on the same
+line by its server, what its annotations amount to and the standard hints, e.g.
+`Approval required: git__git_commit (MCP server git; destructive: destructiveHint=true)`,
+on the tool's line because argument lines are indented and a model-chosen argument named
+`annotations` must not be able to pass for it), then one argument per line, the
 arguments that decide the call first (`request.primary`, e.g. `command` for `shell`), each whole
 and never wrapped or shortened, so the operator reads and can copy exactly what will run (a
 wrapped line would add breaks that cannot be told from the command's own text; the terminal
@@ -197,7 +201,7 @@ def describe_request(request: ApprovalRequest, *, width: int = PROMPT_WIDTH) -> 
     Returns:
         One or more lines, each ending with a line break.
     """
-    tool = printable(request.display_tool)
+    tool = printable(request.display_tool) + _mcp_label(request)
     arguments = request.arguments
     if arguments is None:
         return f"Approval required: {tool} {printable(request.arguments_summary)}\n"
@@ -228,6 +232,25 @@ def describe_request(request: ApprovalRequest, *, width: int = PROMPT_WIDTH) -> 
         budget -= len(line)
         lines.extend(_wrapped(line, width))
     return "\n".join(lines) + "\n"
+
+
+def _mcp_label(request: ApprovalRequest) -> str:
+    """What the tool's line says about an MCP tool, escaped; empty for any other tool.
+
+    Returns:
+        ` (MCP server {server}; {verdict}: {hint}={value}, …)`, the hints in the order of
+        `request.annotations` (booleans as `true`/`false`, `title` as a JSON string), or
+        ` (MCP server {server}; no annotations)`.
+    """
+    if request.server is None:
+        return ""
+    hints = ", ".join(
+        f"{printable(str(key))}={printable(json.dumps(value, ensure_ascii=False))}"
+        for key, value in (request.annotations or {}).items()
+    )
+    verdict = printable(request.mcp_verdict or "")
+    detail = f"{verdict}: {hints}" if hints else verdict
+    return f" (MCP server {printable(request.server)}; {detail})"
 
 
 class ScriptedAnswers:

@@ -13,6 +13,11 @@ for the `arguments` a terminal renders one per line. When the call carries none 
 deciding arguments named this way, every argument counts as deciding: nothing the gate cannot
 rule out is ever shortened.
 
+For an MCP tool the gate also passes the server and the annotations on: only the standard
+hints (`STANDARD_HINTS`), booleans as they are and `title` (server text) through the
+redactor, with the server name; the terminal shows them on the tool's line and the audit entry
+records them. Any other annotation key a server sends is never shown.
+
 Risky part: nothing here may cut an argument. A summary cut at a fixed length let a long
 model-added key (sorted first) push `command` out of view, so an operator approved a
 `curl … | sh` it never saw. The summary is therefore complete, whatever its size; only the
@@ -34,10 +39,12 @@ from .context import TurnState
 
 __all__ = [
     "PRIMARY_ARGUMENTS",
+    "STANDARD_HINTS",
     "GateVerdict",
     "ask_approval",
     "order_arguments",
     "primary_arguments",
+    "shown_annotations",
     "summarize_arguments",
 ]
 
@@ -56,6 +63,10 @@ PRIMARY_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
 }
 """The arguments that decide a call of a known tool, shown first in this order (ZeroClaw's
 names). An MCP wrapper `server__tool` is looked up by its full name, then by `tool`."""
+
+
+STANDARD_HINTS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""The MCP `ToolAnnotations` keys an operator is shown and the audit records, in this order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +156,31 @@ def _shown_whole(arguments: Mapping[str, Any] | None, primary: tuple[str, ...]) 
     return present or tuple(arguments)
 
 
+def shown_annotations(
+    annotations: Mapping[str, Any], redact: Callable[[str], str] | None = None
+) -> dict[str, Any]:
+    """An MCP tool's annotations as an operator is shown them and the audit records them.
+
+    Args:
+        annotations: the annotations as the server listed them.
+        redact: the runtime redactor's `redact_text`, applied to `title` (server text); None
+            leaves `title` out.
+
+    Returns:
+        The `STANDARD_HINTS` keys only, in that order: hints only when boolean, `title` only
+        when a string; every other key or value is left out.
+    """
+    shown: dict[str, Any] = {}
+    for key in STANDARD_HINTS:
+        value = annotations.get(key) if isinstance(annotations, Mapping) else None
+        if key == "title":
+            if isinstance(value, str) and redact is not None:
+                shown[key] = redact(value)
+        elif isinstance(value, bool):
+            shown[key] = value
+    return shown
+
+
 async def ask_approval(
     manager: ApprovalManager,
     state: TurnState,
@@ -155,6 +191,9 @@ async def ask_approval(
     emit: Callable[[ObserverEvent], None],
     schema: Mapping[str, Any] | None = None,
     shown_tool: str | None = None,
+    mcp_server: str | None = None,
+    mcp_annotations: Mapping[str, Any] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> GateVerdict:
     """Ask for a decision and report the wait.
 
@@ -169,6 +208,11 @@ async def ask_approval(
             `PRIMARY_ARGUMENTS` does not know.
         shown_tool: the redacted form of the tool name, for the prompt and the audit entry;
             None shows `tool` as it is.
+        mcp_server: the server of an MCP tool, shown and audited; None for any other tool.
+        mcp_annotations: the MCP tool's annotations as its server listed them; filtered by
+            `shown_annotations` before anyone sees them.
+        redact: the runtime redactor's `redact_text`, applied to the server name and the
+            annotation `title`; None leaves `title` out and shows the server as it is.
 
     Raises:
         asyncio.CancelledError: the turn was cancelled while waiting.
@@ -185,6 +229,10 @@ async def ask_approval(
         arguments=arguments,
         primary=_shown_whole(arguments, primary),
         shown_tool=shown_tool,
+        server=mcp_server if mcp_server is None or redact is None else redact(mcp_server),
+        annotations=(
+            None if mcp_server is None else shown_annotations(mcp_annotations or {}, redact)
+        ),
     )
     start_ns = time.time_ns()
     start = time.perf_counter()

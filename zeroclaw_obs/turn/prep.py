@@ -5,7 +5,8 @@
 3. The `approved` marker reset; (beyond) unknown, excluded and invalid-argument calls get
    their slot here, before the gate, so nobody approves a call that cannot run.
 4. The repeated prompt-required `shell` guard (aborts the turn).
-5. The approval gate.
+5. The approval gate; an MCP tool's server and annotations go with it, so a
+   destructive or unannotated MCP tool needs a by-name approval (DESIGN §7).
 6. `approved: true` restored on marker tools that were approved.
 7. The duplicate guard.
 
@@ -22,6 +23,7 @@ from ..approval import Requirement
 from ..errors import TurnAborted
 from ..observability.events import ApprovalDecision, ObserverEvent, ToolOutcome
 from ..tools.base import ArgumentError, Tool
+from ..tools.mcp import McpToolWrapper
 from .approval_gate import ask_approval
 from .context import ResolvedAgentExecution, TurnState
 from .hooks import CancelCall, HookCall
@@ -195,7 +197,12 @@ async def _gate(
 ) -> None:
     assert item.tool is not None
     slot, name = item.slot, item.tool.name
-    requirement = execution.approval.requirement(name, read_only=item.tool.read_only)
+    mcp = item.tool if isinstance(item.tool, McpToolWrapper) else None
+    requirement = execution.approval.requirement(
+        name,
+        read_only=item.tool.read_only,
+        mcp_annotations=None if mcp is None else mcp.annotations,
+    )
     if requirement is Requirement.PROMPT:
         item.needs_approval = True
         key = canonical_key(name, slot.arguments)
@@ -217,6 +224,9 @@ async def _gate(
             emit=_ShownApproval(execution.observer.on_event, shown),
             schema=item.tool.parameters_schema(),
             shown_tool=shown,
+            mcp_server=None if mcp is None else mcp.server,
+            mcp_annotations=None if mcp is None else mcp.annotations,
+            redact=execution.redactor.redact_text,
         )
         outcome = verdict.outcome
         if outcome.replacement is not None:
