@@ -588,3 +588,204 @@ class TestKeysInTheFile:
         """`api_key_env` names a variable: it is not a key."""
         data = {"provider": {**AGENT["provider"], "api_key_env": "MY_KEY"}}
         assert "MY_KEY" == parse_scenario(data, "a.yaml").provider.key_variable
+
+
+def with_server(server: dict) -> dict:
+    """A minimal scripted scenario with one MCP server entry."""
+    return {"user": "x", "responses": [{"text": "x"}], "mcp_servers": [server]}
+
+
+def server_error(server: dict) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_scenario(with_server(server), "agent.yaml")
+    return str(info.value)
+
+
+class TestMcpServerForms:
+    def test_stdio(self):
+        """`command` with `args`, `env` and `env_from` is a stdio server, connect timeout 10."""
+        server = parse_scenario(
+            with_server(
+                {
+                    "name": "git",
+                    "command": "uvx",
+                    "args": ["mcp-server-git", "--repository", "."],
+                    "env": {"GIT_AUTHOR_NAME": "bot"},
+                    "env_from": {"GITHUB_TOKEN": "GH_TOKEN"},
+                    "call_timeout_s": 30,
+                }
+            ),
+            "agent.yaml",
+        ).mcp_servers[0]
+        assert ("stdio", "uvx", ["mcp-server-git", "--repository", "."]) == (
+            server.transport,
+            server.command,
+            server.args,
+        )
+        assert (10.0, 30.0, False) == (server.timeout_s, server.call_timeout_s, server.deferred)
+
+    def test_streamable_http(self):
+        """`url` with `headers_env` is a streamable-HTTP server."""
+        server = parse_scenario(
+            with_server(
+                {
+                    "name": "docs",
+                    "url": "http://127.0.0.1:8931/mcp",
+                    "headers_env": {"Authorization": "DOCS_MCP_AUTH"},
+                    "deferred": True,
+                    "timeout_s": 2.5,
+                }
+            ),
+            "agent.yaml",
+        ).mcp_servers[0]
+        assert ("http", {"Authorization": "DOCS_MCP_AUTH"}, 2.5, None) == (
+            server.transport,
+            server.headers_env,
+            server.timeout_s,
+            server.call_timeout_s,
+        )
+
+    def test_scripted(self):
+        """`tools:` is a scripted server, as before."""
+        server = parse_scenario(with_server({"name": "wx", "tools": []}), "s").mcp_servers[0]
+        assert "scripted" == server.transport
+
+    def test_the_design_example_loads(self):
+        """DESIGN §7's `mcp_servers` example is valid as written."""
+        data = {
+            **AGENT,
+            "mcp_servers": [
+                {"name": "git", "command": "uvx", "deferred": False,
+                 "args": ["mcp-server-git", "--repository", "."]},
+                {"name": "docs", "url": "http://127.0.0.1:8931/mcp",
+                 "headers_env": {"Authorization": "DOCS_MCP_AUTH"}},
+            ],
+        }  # fmt: skip
+        servers = parse_scenario(data, "agent.yaml").mcp_servers
+        assert ["stdio", "http"] == [server.transport for server in servers]
+
+    def test_a_deferred_connected_server_reserves_tool_search(self):
+        """A deferred stdio server offers `tool_search`, so no scripted tool may take it."""
+        data = {
+            **with_server({"name": "git", "command": "uvx", "deferred": True}),
+            "tools": [{"name": "tool_search"}],
+        }
+        with pytest.raises(ConfigError, match=r"tools\.0\.name: `tool_search` is the built-in"):
+            parse_scenario(data, "agent.yaml")
+
+
+class TestMcpServerResolution:
+    def test_process_env_reads_env_from(self):
+        """`env_from` values come from the runtime's environment, beside the literal `env`."""
+        server = parse_scenario(
+            with_server({"name": "g", "command": "x", "env": {"A": "1"}, "env_from": {"T": "S"}}),
+            "s",
+        ).mcp_servers[0]
+        assert {"A": "1", "T": TOKEN} == server.process_env({"S": TOKEN})
+
+    def test_a_missing_variable_is_named_never_a_value(self):
+        """An unset variable is reported by its name and field."""
+        server = parse_scenario(
+            with_server({"name": "g", "command": "x", "env_from": {"T": "S"}}), "s"
+        ).mcp_servers[0]
+        with pytest.raises(ValueError, match=r"^mcp server g: env_from\.T: variable S is not set$"):
+            server.process_env({})
+
+    def test_http_headers_read_headers_env(self):
+        """Header values come from the variables `headers_env` names."""
+        server = parse_scenario(
+            with_server({"name": "d", "url": "http://h/mcp", "headers_env": {"X-Key": "K"}}), "s"
+        ).mcp_servers[0]
+        assert {"X-Key": TOKEN} == server.http_headers({"K": TOKEN})
+        with pytest.raises(ValueError, match=r"headers_env\.X-Key: variable K is not set"):
+            server.http_headers({})
+
+
+class TestMcpServerErrors:
+    @pytest.mark.parametrize(
+        ("server", "expected"),
+        [
+            ({"name": "x"}, "mcp_servers.0: needs exactly one of tools (scripted), command"),
+            ({"name": "x", "tools": [], "command": "a"}, "mcp_servers.0.command: takes exactly"),
+            ({"name": "x", "command": "a", "url": "http://h/"}, "mcp_servers.0.url: takes exactly"),
+            ({"name": "x", "command": " "}, "mcp_servers.0.command: must not be blank"),
+            ({"name": "x", "url": "ftp://h/"}, "mcp_servers.0.url: must be an http:// or https://"),
+            ({"name": "x", "tools": [], "timeout_s": 5}, "mcp_servers.0.timeout_s: only for a"),
+            ({"name": "x", "tools": [], "call_timeout_s": 5}, "0.call_timeout_s: only for a"),
+            ({"name": "x", "url": "http://h/", "args": ["a"]}, "0.args: only for a server with"),
+            ({"name": "x", "url": "http://h/", "env": {"A": "1"}}, "0.env: only for a server"),
+            ({"name": "x", "command": "a", "headers_env": {"A": "B"}}, "0.headers_env: only for"),
+            ({"name": "x", "command": "a", "timeout_s": 0}, "0.timeout_s: Input should be greater"),
+            ({"name": "x", "command": "a", "timeout_s": float("inf")}, "0.timeout_s: Input should"),
+            ({"name": "x", "command": "a", "call_timeout_s": -1}, "0.call_timeout_s: Input should"),
+            ({"name": "x", "command": "a", "env": {"1A": "v"}}, "0.env.<key 1>: must be an env"),
+            ({"name": "x", "command": "a", "env_from": {"T": "A", "U": "a-b"}}, "env_from.<key 2>"),
+            ({"name": "x", "command": "a", "env": {"T": "1"}, "env_from": {"T": "A"}}, "also set"),
+            ({"name": "x", "url": "http://h/", "headers_env": {"A B": "V"}}, "an HTTP header"),
+        ],
+    )  # fmt: skip
+    def test_one_line_naming_the_field(self, server, expected):
+        """Each problem is one line naming the file and the field."""
+        line = server_error(server)
+        assert "\n" not in line
+        assert line.startswith("agent.yaml: ")
+        assert expected in line
+
+    def test_literal_headers_are_refused(self):
+        """A literal `headers:` is refused, naming the field and not the value."""
+        line = server_error(
+            {"name": "d", "url": "http://h/", "headers": {"Authorization": f"Bearer {TOKEN}"}}
+        )
+        assert line.startswith("agent.yaml: mcp_servers.0.headers: literal header values")
+        assert "headers_env" in line
+        assert TOKEN not in line
+
+    @pytest.mark.parametrize("name", ["GITHUB_TOKEN", "OPENAI_API_KEY", "DB_PASSWORD", "X_AUTH"])
+    def test_a_secret_looking_env_name_takes_no_literal_value(self, name):
+        """A variable named like a secret must come through `env_from`."""
+        line = server_error({"name": "g", "command": "x", "env": {name: TOKEN}})
+        assert "mcp_servers.0.env.<key 1>: a secret-looking variable" in line
+        assert "env_from" in line
+        assert TOKEN not in line and name not in line
+
+    def test_a_secret_value_under_a_plain_name_is_refused(self):
+        """A value the redactor recognises as a secret is refused whatever its name."""
+        line = server_error({"name": "g", "command": "x", "env": {"GH_HOST": TOKEN}})
+        assert "env.<key 1>: a secret-looking variable" in line
+        assert TOKEN not in line
+
+    def test_plain_variables_keep_their_literal_values(self):
+        """`GIT_AUTHOR_NAME` is not AUTH: ordinary variables are allowed."""
+        env = {"GIT_AUTHOR_NAME": "bot", "PATH": "/usr/bin", "LOG_LEVEL": "debug"}
+        server = parse_scenario(with_server({"name": "g", "command": "x", "env": env}), "s")
+        assert env == server.mcp_servers[0].env
+
+    def test_a_value_in_env_from_is_refused(self):
+        """`env_from` takes variable names; a value written there is refused unquoted."""
+        line = server_error({"name": "g", "command": "x", "env_from": {"T": TOKEN + "-x"}})
+        assert "env_from.<key 1>: must be the NAME of an environment variable" in line
+        assert TOKEN not in line
+
+    def test_a_value_in_headers_env_is_refused(self):
+        """`headers_env` takes variable names, not `Bearer …` values."""
+        line = server_error(
+            {"name": "d", "url": "http://h/", "headers_env": {"Authorization": f"Bearer {TOKEN}"}}
+        )
+        assert "headers_env.<key 1>: must be the NAME of an environment variable" in line
+        assert TOKEN not in line
+
+    def test_credentials_in_the_url_are_refused(self):
+        """User info or a key in the query of `url` is refused, unquoted."""
+        for url in (f"https://u:{TOKEN}@h/mcp", f"https://h/mcp?token={TOKEN}"):
+            line = server_error({"name": "d", "url": url})
+            assert "mcp_servers.0.url: " in line and "headers_env" in line
+            assert TOKEN not in line
+
+    def test_duplicate_server_names_are_refused(self):
+        """Two servers with one name are refused at the second one."""
+        data = {
+            "user": "x", "responses": [{"text": "x"}],
+            "mcp_servers": [{"name": "a", "command": "x"}, {"name": "a", "tools": []}],
+        }  # fmt: skip
+        with pytest.raises(ConfigError, match=r"mcp_servers\.1\.name: duplicate MCP server name"):
+            parse_scenario(data, "s")

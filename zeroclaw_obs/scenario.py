@@ -20,6 +20,7 @@ servers) is checked here, so building the runtime never fails on a name.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -54,7 +55,9 @@ from .errors import ConfigError
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_BASE_URLS",
+    "ENV_FROM_HINT",
     "KEY_IN_FILE",
+    "McpTransport",
     "ProviderKind",
     "Scenario",
     "ScenarioAgent",
@@ -70,6 +73,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "reject_keys_in_file",
+    "secret_looking_env_name",
 ]
 
 
@@ -197,12 +201,219 @@ class ScenarioTool(_Model):
     """MCP tool annotations as a server lists them; `readOnlyHint: true` declares it read-only."""
 
 
+McpTransport = Literal["scripted", "stdio", "http"]
+"""How a server's tools are reached: scripted in the file, a process the runtime starts
+(stdio), or a streamable-HTTP endpoint."""
+
+_FORM_FIELDS = (
+    ("args", ("stdio",), "command"),
+    ("env", ("stdio",), "command"),
+    ("env_from", ("stdio",), "command"),
+    ("headers_env", ("http",), "url"),
+    ("timeout_s", ("stdio", "http"), "command or url"),
+    ("call_timeout_s", ("stdio", "http"), "command or url"),
+)
+"""Fields that belong to one form: (field, the transports that take it, what it needs)."""
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
+# Whole words of a variable name that say "secret" (GIT_AUTHOR_NAME is not AUTH), and
+# fragments that say it wherever they appear (MY_SECRETKEY, GITHUB_PAT_TOKEN).
+_SECRET_WORDS = frozenset({"key", "auth", "pass", "pwd", "pat", "pin", "cookie", "session"})
+_SECRET_FRAGMENTS = re.compile(
+    r"secret|token|passw|passphrase|apikey|api_key|credential|bearer|authoriz|private",
+    re.IGNORECASE,
+)
+ENV_FROM_HINT = "name the variable that holds it with env_from: {VAR: ENV_NAME}"
+"""How a secret reaches a stdio server: from the runtime's environment, never the file."""
+
+
+def secret_looking_env_name(name: str) -> bool:
+    """Whether an environment variable name says it holds a secret.
+
+    A word of the name (split at `_` and `-`) is `KEY`, `AUTH`, `PASS`, `PWD`, `PAT`, `PIN`,
+    `COOKIE` or `SESSION`, or the name contains `SECRET`, `TOKEN`, `PASSW`, `PASSPHRASE`,
+    `APIKEY`, `API_KEY`, `CREDENTIAL`, `BEARER`, `AUTHORIZ` or `PRIVATE` (any case).
+
+    Args:
+        name: the variable name.
+
+    Returns:
+        True for `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`; False for
+        `GIT_AUTHOR_NAME`, `PATH`, `LOG_LEVEL`.
+    """
+    words = set(re.split(r"[_\-]+", name.lower()))
+    return bool(words & _SECRET_WORDS) or bool(_SECRET_FRAGMENTS.search(name))
+
+
 class ScenarioMcpServer(_Model):
-    """A scripted MCP server; tool `t` of server `s` is offered as `s__t`."""
+    """An MCP server; tool `t` of server `s` is offered as `s__t` (DESIGN §7).
+
+    Exactly one of three forms:
+    - scripted: `tools:`, the tools in the file (replayed, no process);
+    - stdio: `command:` with `args`, `env` and `env_from`; the runtime starts, owns and stops
+      the process;
+    - streamable HTTP: `url:` with `headers_env`.
+    `deferred`, and for a server the runtime connects `timeout_s` (connect, default 10) and
+    `call_timeout_s` (per call; the runtime's `tool_timeout_s` when None), apply as named.
+
+    Secrets never live in the file: `env` takes literal values only for variables whose name
+    does not look secret (`secret_looking_env_name`) and whose value the redactor does not
+    recognise as a secret; anything else comes from the runtime's environment through
+    `env_from: {VAR: ENV_NAME}`. HTTP headers come only from `headers_env:
+    {Header: ENV_NAME}`; a literal `headers:` is refused. Errors name the field, never a value.
+    """
 
     name: _Name
     deferred: bool = False
     tools: list[ScenarioTool] = Field(default_factory=list)
+    """Scripted tools; only for a scripted server."""
+    command: _Name | None = None
+    """stdio: the program to start (looked up on PATH by the wiring)."""
+    args: list[str] = Field(default_factory=list)
+    """stdio: the program's arguments."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """stdio: variables set for the process, literal and not secret."""
+    env_from: dict[str, str] = Field(default_factory=dict)
+    """stdio: variable of the process → the NAME of the runtime's variable holding its value."""
+    url: str | None = None
+    """Streamable HTTP: the endpoint, http or https, no credentials in it."""
+    headers_env: dict[str, str] = Field(default_factory=dict)
+    """Streamable HTTP: header name → the NAME of the variable holding its value."""
+    headers: dict[str, Any] | None = None
+    """Refused when given: header values come from the environment (`headers_env`)."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds to connect and list the tools (finite); only for stdio and HTTP servers."""
+    call_timeout_s: float | None = Field(default=None, gt=0)
+    """Seconds one call may take (finite); None: the runtime's `tool_timeout_s`."""
+
+    @property
+    def transport(self) -> McpTransport:
+        """`scripted`, `stdio` or `http`: which form the file chose."""
+        if self.command is not None:
+            return "stdio"
+        if self.url is not None:
+            return "http"
+        return "scripted"
+
+    def process_env(self, environ: dict[str, str] | Any) -> dict[str, str]:
+        """The variables a stdio server's process gets on top of the inherited ones.
+
+        Args:
+            environ: the runtime's environment (`os.environ`).
+
+        Returns:
+            `env`, then every `env_from` variable with the value of the variable it names.
+
+        Raises:
+            ValueError: a variable `env_from` names is not set (the message names the field
+                and the variable, never a value).
+        """
+        resolved = dict(self.env)
+        for target, source in self.env_from.items():
+            if source not in environ:
+                raise ValueError(
+                    f"mcp server {self.name}: env_from.{target}: variable {source} is not set"
+                )
+            resolved[target] = environ[source]
+        return resolved
+
+    def http_headers(self, environ: dict[str, str] | Any) -> dict[str, str]:
+        """The headers an HTTP server's requests carry, read from the environment.
+
+        Raises:
+            ValueError: a variable `headers_env` names is not set (named, never a value).
+        """
+        headers: dict[str, str] = {}
+        for header, source in self.headers_env.items():
+            if source not in environ:
+                raise ValueError(
+                    f"mcp server {self.name}: headers_env.{header}: variable {source} is not set"
+                )
+            headers[header] = environ[source]
+        return headers
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ScenarioMcpServer:
+        given = [
+            field
+            for field, value in (
+                ("tools", "tools" in self.model_fields_set or None),
+                ("command", self.command),
+                ("url", self.url),
+            )
+            if value is not None
+        ]
+        if not given:
+            raise ValueError(
+                "needs exactly one of tools (scripted), command (stdio) or url (streamable HTTP)"
+            )
+        if len(given) > 1:
+            raise FieldProblem(
+                (given[1],),
+                f"takes exactly one of tools, command, url (got {', '.join(given)})",
+            )
+        if self.headers is not None:
+            raise FieldProblem(
+                ("headers",),
+                "literal header values are refused: secrets come from the environment, "
+                "name the variables with headers_env: {Header: ENV_NAME}",
+            )
+        transport = self.transport
+        for field, allowed, needs in _FORM_FIELDS:
+            if field in self.model_fields_set and transport not in allowed:
+                raise FieldProblem(
+                    (field,), f"only for a server with {needs} (this one is {transport})"
+                )
+        self._check_env()
+        self._check_http()
+        return self
+
+    def _check_env(self) -> None:
+        for key, value in self.env.items():
+            if not _ENV_NAME.fullmatch(key):
+                raise FieldProblem(("env", key), "must be an environment variable name")
+            if secret_looking_env_name(key) or _looks_secret(value):
+                raise FieldProblem(
+                    ("env", key),
+                    f"a secret-looking variable takes no literal value here: {ENV_FROM_HINT}",
+                )
+        for key, source in self.env_from.items():
+            if not _ENV_NAME.fullmatch(key):
+                raise FieldProblem(("env_from", key), "must be an environment variable name")
+            if not _ENV_NAME.fullmatch(source):
+                raise FieldProblem(
+                    ("env_from", key),
+                    "must be the NAME of an environment variable (letters, digits, _), "
+                    "not the value itself",
+                )
+            if key in self.env:
+                raise FieldProblem(("env_from", key), "is also set in env; keep one")
+
+    def _check_http(self) -> None:
+        if self.url is not None:
+            problem = _base_url_problem(self.url, hint="secrets come from headers_env")
+            if problem is not None:
+                raise FieldProblem(("url",), problem)
+        for header, source in self.headers_env.items():
+            if not _HEADER_NAME.fullmatch(header):
+                raise FieldProblem(("headers_env", header), "must be an HTTP header name")
+            if not _ENV_NAME.fullmatch(source):
+                raise FieldProblem(
+                    ("headers_env", header),
+                    "must be the NAME of an environment variable (letters, digits, _), "
+                    "not the header's value",
+                )
+
+
+@functools.cache
+def _secret_scanner() -> Any:
+    from .redaction import Redactor  # built once, on the first literal `env` value
+
+    return Redactor.from_config(pii=False)
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether the redactor's secret rules (personal data off) find a secret in `value`."""
+    return _secret_scanner().redact_text(value) != value
 
 
 ProviderKind = Literal["scripted", "openai", "anthropic"]
@@ -329,8 +540,9 @@ class ScenarioProvider(_Model):
         return not _is_loopback(self.url)
 
 
-def _base_url_problem(url: str) -> str | None:
-    """Why `url` cannot be an API root, or None; the URL itself is never quoted."""
+def _base_url_problem(url: str, *, hint: str = KEY_IN_FILE) -> str | None:
+    """Why `url` cannot be an API root (or an MCP endpoint), or None; the URL itself is never
+    quoted. `hint` says where a credential belongs instead."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
@@ -339,9 +551,9 @@ def _base_url_problem(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http:// or https:// URL with a host"
     if parts.username is not None or parts.password is not None:
-        return f"credentials in the URL are refused: {KEY_IN_FILE}"
+        return f"credentials in the URL are refused: {hint}"
     if any(_CREDENTIAL_FIELD.search(name) for name, _ in parse_qsl(parts.query)):
-        return f"a key in the URL's query is refused: {KEY_IN_FILE}"
+        return f"a key in the URL's query is refused: {hint}"
     return None
 
 
@@ -488,6 +700,19 @@ class Scenario(_Model):
         return self
 
     @model_validator(mode="after")
+    def _unique_server_names(self) -> Scenario:
+        # A server's name is its identity (tool prefix, restarts, "not available" reports).
+        seen: dict[str, int] = {}
+        for index, server in enumerate(self.mcp_servers):
+            first = seen.setdefault(server.name, index)
+            if first != index:
+                raise FieldProblem(
+                    ("mcp_servers", index, "name"),
+                    f"duplicate MCP server name (the same as mcp_servers.{first}.name)",
+                )
+        return self
+
+    @model_validator(mode="after")
     def _unique_tool_names(self) -> Scenario:
         # Names are payloads too: the problem points at the two places, never at the name.
         seen: dict[str, tuple[str | int, ...]] = {}
@@ -519,7 +744,11 @@ class Scenario(_Model):
         return names
 
     def _offers_tool_search(self) -> bool:
-        return any(server.deferred and server.tools for server in self.mcp_servers)
+        # A connected server's tools are known only at run time: assume it has some.
+        return any(
+            server.deferred and (server.tools or server.transport != "scripted")
+            for server in self.mcp_servers
+        )
 
 
 def parse_scenario(data: Any, source: str) -> Scenario:
