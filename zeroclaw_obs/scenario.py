@@ -9,6 +9,10 @@ everything else (scripted tools, `python_tools`, config, approval) keeps its mea
 
 Keys never live in a file: the provider section names the variable that holds the key
 (`api_key_env`), and any key-like field written there is refused at load without quoting it.
+The same holds for MCP servers (`ScenarioMcpServer`): an entry is scripted (`tools`), stdio
+(`command`) or streamable HTTP (`url`); a stdio server's secret-looking variables come from
+`env_from`, an HTTP server's headers from `headers_env`, both naming environment variables.
+This module only validates them: connecting a server belongs to the wiring.
 
 Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
 one `ConfigError` line, whatever the bytes. The YAML loader is bounded: nesting deeper than
@@ -295,7 +299,8 @@ class ScenarioMcpServer(_Model):
         return "scripted"
 
     def process_env(self, environ: dict[str, str] | Any) -> dict[str, str]:
-        """The variables a stdio server's process gets on top of the inherited ones.
+        """The variables the agent file gives a stdio server's process (the client decides
+        what else the process inherits).
 
         Args:
             environ: the runtime's environment (`os.environ`).

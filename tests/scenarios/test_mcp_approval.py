@@ -1,17 +1,27 @@
 """MCP tool annotations feed approval, from a scenario file to the audit (issue 12, DESIGN §7).
 
-Scripted MCP servers stand in for real ones here: their tools carry the annotations a server
-lists, and the approval rules read nothing else.
+Scripted MCP servers carry the annotations a server lists (the approval rules read nothing
+else); `TestRealServers` checks the same rules against real server processes
+(`mcp-server-time` from PyPI, and the SDK toolbox server of `tests/tools/mcp_servers`),
+connected for each test and stopped after it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+from tests.conftest import make_replay
 from zeroclaw_obs.approval import TerminalPrompter, runtime_denial_text
 from zeroclaw_obs.observability.events import ToolOutcome
+from zeroclaw_obs.tools.mcp import McpServer
+from zeroclaw_obs.tools.mcp_client import StdioParams
+from zeroclaw_obs.tools.mcp_session import McpConnection
 
 GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 
@@ -155,3 +165,88 @@ class TestAuditOfMcpTools:
         ] == list(line)  # fmt: skip
         assert ("git__git_commit", "git") == (line["tool"], line["server"])
         assert {"destructiveHint": True, "idempotentHint": False} == line["annotations"]
+
+
+TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
+TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
+
+
+@contextlib.asynccontextmanager
+async def real_server(name: str, command: str, args: list[str]) -> AsyncIterator[McpServer]:
+    """A real stdio server process, connected for the test and stopped after it."""
+    connection = McpConnection(name, StdioParams(command=command, args=args))
+    await connection.start()
+    try:
+        yield await McpServer.connect(connection)
+    finally:
+        await connection.aclose()
+
+
+async def run_with(server: McpServer, tool: str, arguments: dict, **kwargs: Any) -> Any:
+    """One scripted-model turn calling `tool` of the real `server`."""
+    data = {
+        "user": "go",
+        "config": {"approval": kwargs.pop("approval", {})},
+        "responses": [
+            {"tool_calls": [{"id": "c1", "name": tool, "arguments": arguments}]},
+            {"text": "done"},
+        ],
+    }
+    replay = make_replay(data, **kwargs)
+    replay.execution.mcp_servers.append(server)
+    await replay.run()
+    return replay
+
+
+class TestRealServers:
+    async def test_read_only_time_server_runs_with_the_flag(self):
+        """mcp-server-time lists read-only tools: with the flag a call runs unasked."""
+        async with real_server("time", str(TIME_SERVER), ["--local-timezone", "UTC"]) as server:
+            replay = await run_with(
+                server, "time__get_current_time", {"timezone": "UTC"},
+                approval={"mode": "non_interactive", "auto_approve_read_only": True},
+            )  # fmt: skip
+        assert '"timezone": "UTC"' in result(replay)["output"]
+        assert [] == replay.audit.entries
+
+    async def test_read_only_time_server_is_asked_about_without_the_flag(self):
+        """Without the flag the same call is asked about; the prompt names server and hints."""
+        out = io.StringIO()
+        async with real_server("time", str(TIME_SERVER), ["--local-timezone", "UTC"]) as server:
+            replay = await run_with(
+                server, "time__get_current_time", {"timezone": "UTC"},
+                terminal=TerminalPrompter(FakeTty("n\n"), out),
+            )  # fmt: skip
+        assert ToolOutcome.DENIED.value == result(replay)["outcome"]
+        first = out.getvalue().splitlines()[0]
+        assert first.startswith("Approval required: time__get_current_time (MCP server time;")
+        assert "read-only" in first and "readOnlyHint=true" in first
+        (entry,) = replay.audit.entries
+        assert ("time", True) == (entry.server, entry.annotations["readOnlyHint"])
+
+    async def test_destructive_tool_is_denied_non_interactively(self):
+        """A real `destructiveHint` tool is denied by the runtime when nobody can be asked."""
+        async with real_server("box", sys.executable, [str(TOOLBOX)]) as server:
+            replay = await run_with(
+                server, "box__fail", {"reason": "x"},
+                approval={"mode": "non_interactive", "auto_approve": ["*"],
+                          "auto_approve_read_only": True},
+            )  # fmt: skip
+        assert runtime_denial_text("box__fail") == result(replay)["output"]
+        (entry,) = replay.audit.entries
+        assert ("box", {"destructiveHint": True}) == (
+            entry.server,
+            {k: v for k, v in entry.annotations.items() if k == "destructiveHint"},
+        )
+
+    async def test_unannotated_tool_is_asked_interactively(self):
+        """A real tool without annotations is asked about, and runs on yes."""
+        out = io.StringIO()
+        async with real_server("box", sys.executable, [str(TOOLBOX)]) as server:
+            replay = await run_with(
+                server, "box__shout", {"text": "hi"},
+                approval={"auto_approve": ["*"]},
+                terminal=TerminalPrompter(FakeTty("y\n"), out),
+            )  # fmt: skip
+        assert ToolOutcome.SUCCESS.value == result(replay)["outcome"]
+        assert "(MCP server box; no annotations)" in out.getvalue().splitlines()[0]
