@@ -453,7 +453,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-async def http_toolbox() -> AsyncIterator[str]:
+async def http_process() -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(SERVERS / "toolbox.py"), "--http", str(port)],
@@ -468,7 +468,7 @@ async def http_toolbox() -> AsyncIterator[str]:
             except OSError:
                 assert process.poll() is None
                 await asyncio.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         process.terminate()
         try:
@@ -480,9 +480,9 @@ async def http_toolbox() -> AsyncIterator[str]:
 
 
 class TestStreamableHttp:
-    async def test_list_and_call(self, http_toolbox: str) -> None:
+    async def test_list_and_call(self, http_process: tuple[str, subprocess.Popen[bytes]]) -> None:
         """A streamable-HTTP server lists its tools and answers calls, with progress."""
-        params = HttpParams(url=http_toolbox, headers={"X-Test": "1"})
+        params = HttpParams(url=http_process[0], headers={"X-Test": "1"})
         seen: list[float] = []
         async with McpConnection("web", params) as connection:
             names = [info.name for info in await connection.list_tools()]
@@ -496,3 +496,26 @@ class TestStreamableHttp:
         assert ToolResult.ok("done after 2 steps") == slow
         assert [1, 2] == seen
         assert not connection.available
+
+    async def test_server_loss(
+        self, http_process: tuple[str, subprocess.Popen[bytes]], reports: Reports
+    ) -> None:
+        """An HTTP server that goes away is reported once; its calls fail as unavailable."""
+        url, process = http_process
+        connection = McpConnection(
+            "web", HttpParams(url=url), on_unavailable=reports.on_unavailable
+        )
+        await connection.start()
+        try:
+            assert ToolResult.ok("a") == await connection.call_tool("echo", {"text": "a"})
+            process.kill()
+            process.wait()
+            first = await connection.call_tool("echo", {"text": "b"}, timeout_s=30)
+            second = await connection.call_tool("echo", {"text": "c"}, timeout_s=30)
+            reconnected = await connection.ensure_connected()
+        finally:
+            await connection.aclose()
+
+        assert ToolResult.fail(unavailable_text("web")) == first == second
+        assert ["web"] == [server for server, _ in reports.lost]
+        assert not reconnected
