@@ -490,8 +490,10 @@ class TestStreamableHttp:
             slow = await connection.call_tool(
                 "slow", {"steps": 2}, on_progress=lambda p, t, m: seen.append(p)
             )
+            session_id = connection.session_id
 
         assert "echo" in names
+        assert session_id
         assert ToolResult.ok("over http") == echo
         assert ToolResult.ok("done after 2 steps") == slow
         assert [1, 2] == seen

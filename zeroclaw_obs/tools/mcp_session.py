@@ -126,6 +126,8 @@ class McpConnection:
         self._listed_version = -1
         self.protocol_version: str | None = None
         """The negotiated MCP protocol version while connected."""
+        self.session_id: str | None = None
+        """The streamable-HTTP `Mcp-Session-Id` the server assigned (None for stdio)."""
         self.last_error: str | None = None
         """The redacted reason of the last failed start or the last loss."""
 
@@ -138,8 +140,13 @@ class McpConnection:
 
     @property
     def transport(self) -> str:
-        """`stdio` or `http` (for `network.transport`-style attributes: `pipe` / `tcp`)."""
+        """`stdio` or `http`: how this server is reached."""
         return "stdio" if isinstance(self.params, StdioParams) else "http"
+
+    @property
+    def network_transport(self) -> str:
+        """The OTel `network.transport` of this server's calls: `pipe` (stdio) or `tcp`."""
+        return "pipe" if isinstance(self.params, StdioParams) else "tcp"
 
     @property
     def catalog_changed(self) -> bool:
@@ -169,6 +176,7 @@ class McpConnection:
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._stop = asyncio.Event()
         self._lost = asyncio.Event()
+        self.session_id = None
         self._owner = asyncio.create_task(self._run(ready), name=f"mcp-server-{self.name}")
         try:
             async with asyncio.timeout(self._connect_timeout_s):
@@ -400,11 +408,17 @@ class McpConnection:
             headers=dict(self.params.headers),
             timeout=httpx2.Timeout(self.params.timeout_s, read=300.0),
         )
+        client.event_hooks["response"].append(self._note_session_id)
         await stack.enter_async_context(client)
         read, write = await stack.enter_async_context(
             streamable_http_client(self.params.url, http_client=client)
         )
         return read, write
+
+    async def _note_session_id(self, response: Any) -> None:
+        session_id = response.headers.get("mcp-session-id")
+        if session_id:
+            self.session_id = session_id
 
     async def _read_stderr(self, fd: int) -> None:
         loop = asyncio.get_running_loop()
