@@ -1,10 +1,11 @@
 """`make bench`, MCP part: a tool call through our wrapper against the bare SDK `call_tool`.
 
-Side by side, in one run, on the same stdio server (`mcp-server-time`, its `get_current_time`):
-- *bare SDK*: `ClientSession.call_tool` on a session this script opens with `stdio_client`;
+Side by side, in one run, on the same stdio server process (`mcp-server-time`, its
+`get_current_time`):
+- *bare SDK*: `ClientSession.call_tool` on the very session our connection owns;
 - *ours*: `McpToolWrapper("time", McpRemoteTool).execute`, i.e. `McpConnection.call_tool` plus
-  rendering the `CallToolResult` into a `ToolResult`, on a connection to a second process of the
-  same server.
+  rendering the `CallToolResult` into a `ToolResult`.
+Sharing one process and one session keeps the server's and the pipe's own time identical.
 The two run interleaved in rounds of 10 calls, so load from elsewhere lands on both alike. Each
 figure is the median per-call time; the server's own work is in both alike.
 
@@ -24,9 +25,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-
 from zeroclaw_obs.tools.mcp import McpServer
 from zeroclaw_obs.tools.mcp_client import StdioParams
 from zeroclaw_obs.tools.mcp_session import McpConnection
@@ -41,27 +39,25 @@ WARMUP = 20
 async def main(calls: int) -> None:
     bare_times: list[float] = []
     ours_times: list[float] = []
-    params = StdioServerParameters(command=SERVER, args=ARGS)
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        await session.list_tools()
-        async with McpConnection("time", StdioParams(command=SERVER, args=ARGS)) as connection:
-            await connection.list_tools()
-            server = McpServer("time", tools=list(connection.remote_tools()))
-            wrapper = next(w for w in server.wrappers() if w.name == "time__get_current_time")
-            for _ in range(WARMUP):
+    async with McpConnection("time", StdioParams(command=SERVER, args=ARGS)) as connection:
+        await connection.list_tools()
+        # The benchmark alone reaches into the owned session: the bare SDK call on it.
+        session = connection._session
+        server = McpServer("time", tools=list(connection.remote_tools()))
+        wrapper = next(w for w in server.wrappers() if w.name == "time__get_current_time")
+        for _ in range(WARMUP):
+            await session.call_tool("get_current_time", CALL)
+            await wrapper.execute(CALL)
+        while len(bare_times) < calls:
+            for _ in range(ROUND):
+                start = time.perf_counter()
                 await session.call_tool("get_current_time", CALL)
-                await wrapper.execute(CALL)
-            while len(bare_times) < calls:
-                for _ in range(ROUND):
-                    start = time.perf_counter()
-                    await session.call_tool("get_current_time", CALL)
-                    bare_times.append(time.perf_counter() - start)
-                for _ in range(ROUND):
-                    start = time.perf_counter()
-                    result = await wrapper.execute(CALL)
-                    ours_times.append(time.perf_counter() - start)
-                assert result.success, result
+                bare_times.append(time.perf_counter() - start)
+            for _ in range(ROUND):
+                start = time.perf_counter()
+                result = await wrapper.execute(CALL)
+                ours_times.append(time.perf_counter() - start)
+            assert result.success, result
     bare = statistics.median(bare_times) * 1e6
     ours = statistics.median(ours_times) * 1e6
     ratio = ours / bare
