@@ -395,6 +395,39 @@ class TestStart:
             await connection.start()
 
 
+class TestShutdown:
+    def run_holder(self, mode: str, interrupt: bool) -> tuple[int, int]:
+        holder = subprocess.Popen(
+            [sys.executable, str(SERVERS / "hold_connection.py"), mode],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None
+            pid = int(holder.stdout.readline())
+            if interrupt:
+                holder.send_signal(signal.SIGINT)
+            return holder.wait(30), pid
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+
+    def test_ctrl_c_stops_the_server(self) -> None:
+        """Ctrl-C in a runtime holding a connection stops its server process."""
+        returncode, pid = self.run_holder("hold", interrupt=True)
+
+        assert 130 == returncode
+        assert not alive(pid)
+
+    def test_exit_without_close_stops_the_server(self) -> None:
+        """A runtime that exits without `aclose` still stops the server (the owner is cancelled)."""
+        returncode, pid = self.run_holder("forget", interrupt=False)
+
+        assert 0 == returncode
+        assert not alive(pid)
+
+
 class TestTimeServer:
     async def test_list_and_call(self) -> None:
         """mcp-server-time lists read-only tools and answers get_current_time."""
