@@ -15,14 +15,15 @@ imports httpx. Its key is read from the environment variable `api_key_env` names
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .approval import ApprovalManager, AuditLog, TerminalPrompter
 from .config import build_redactor
-from .errors import ConfigError
+from .errors import BadInputError, ConfigError
 from .observability.observer import NoopObserver, Observer
 from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
@@ -41,7 +42,13 @@ from .turn.events import TurnEventLog
 from .turn.hooks import Hooks
 from .turn.loop import TurnOutcome, run_tool_call_loop
 
-__all__ = ["Replay", "build_provider", "build_replay", "resolve_api_key"]
+__all__ = [
+    "Replay",
+    "build_provider",
+    "build_replay",
+    "connected_mcp_servers",
+    "resolve_api_key",
+]
 
 
 @dataclass(kw_only=True)
@@ -58,6 +65,8 @@ class Replay:
     extra_tools: list[Tool] = field(default_factory=list)
     recorder: TurnRecorder | None = None
     """Set when the run is recorded (`--record`): see `recording()`."""
+    source: str = "scenario"
+    """The scenario's file name, for error lines."""
 
     def recording(self) -> dict[str, Any]:
         """What the run saw, as scenario data that replays it offline (`record.py`).
@@ -79,8 +88,12 @@ class Replay:
     async def run(self) -> TurnOutcome:
         """Run the turn; `cancel_after_ms` cancels it that long after it starts.
 
+        Real MCP servers (stdio, streamable HTTP) are connected first and closed when the turn
+        ends, whatever way it ends (`connected_mcp_servers`).
+
         Raises:
             ScenarioExhaustedError: the script has fewer responses than the turn asked for.
+            BadInputError: a real MCP server could not be started or initialized in time.
         """
         timer = None
         if self.scenario.cancel_after_ms == 0:
@@ -91,7 +104,9 @@ class Replay:
                 self.scenario.cancel_after_ms / 1000, self.state.cancellation.cancel
             )
         try:
-            return await run_tool_call_loop(self.execution, self.state)
+            async with connected_mcp_servers(self) as servers:
+                self.execution.mcp_servers.extend(servers)
+                return await run_tool_call_loop(self.execution, self.state)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -143,6 +158,7 @@ def build_replay(
     )
     for tool in [*python, *(extra_tools or [])]:
         registry.register(tool)
+    # Real servers (stdio, streamable HTTP) join in `Replay.run`, which owns their connections.
     servers = [
         McpServer(
             name=server.name,
@@ -150,6 +166,7 @@ def build_replay(
             deferred=server.deferred,
         )
         for server in scenario.mcp_servers
+        if server.transport == "scripted"
     ]
     provider = build_provider(scenario.provider, scenario.responses, source=source, env=env)
     audit = audit if audit is not None else AuditLog()
@@ -191,6 +208,7 @@ def build_replay(
         audit=audit,
         extra_tools=list(extra_tools or []),
         recorder=recorder,
+        source=source,
     )
 
 
@@ -268,3 +286,68 @@ def resolve_api_key(
         f"{source}: provider.api_key_env: the environment variable {shown} is not set "
         f"(it holds the {settings.kind} key)"
     )
+
+
+@contextlib.asynccontextmanager
+async def connected_mcp_servers(replay: Replay) -> AsyncIterator[list[McpServer]]:
+    """Connect the scenario's real MCP servers for one run; close them when it ends.
+
+    Each connection is started and closed by the task that runs the turn (the SDK's cancel
+    scopes need that), stderr lines go to the `zeroclaw_obs.mcp` logger redacted, and a server
+    lost mid-run is reported there once (its tools then answer
+    `Error: MCP server '{name}' is not available`). The SDK is imported only when a real
+    server exists, so scripted runs and `demo` never load it.
+
+    TODO(#12): server mode keeps connections for the process and calls `ensure_connected()`
+    before each turn; `tools/list_changed` refresh before each provider request; MCP span
+    attributes and progress events.
+
+    Raises:
+        BadInputError: a server could not be started or initialized within its `timeout_s`
+            (one line naming the file, the entry and the problem, never its command or URL).
+    """
+    real = [
+        (index, spec)
+        for index, spec in enumerate(replay.scenario.mcp_servers)
+        if spec.transport != "scripted"
+    ]
+    if not real:
+        yield []
+        return
+    from .tools.mcp_client import HttpParams, McpConnectError, StdioParams
+    from .tools.mcp_session import McpConnection
+
+    redactor = replay.execution.redactor
+    connections: list[McpConnection] = []
+    servers: list[McpServer] = []
+    try:
+        for index, spec in real:
+            params: StdioParams | HttpParams
+            try:
+                if spec.transport == "stdio":
+                    env = spec.process_env(os.environ)
+                    params = StdioParams(command=spec.command, args=list(spec.args), env=env)
+                else:
+                    params = HttpParams(url=spec.url, headers=spec.http_headers(os.environ))
+            except ValueError as exc:
+                raise BadInputError(f"{replay.source}: mcp_servers.{index}: {exc}") from None
+            connection = McpConnection(
+                spec.name, params, redactor=redactor, connect_timeout_s=spec.timeout_s
+            )
+            connections.append(connection)
+            try:
+                await connection.start()
+                servers.append(
+                    await McpServer.connect(
+                        connection, deferred=spec.deferred, tool_timeout_s=spec.call_timeout_s
+                    )
+                )
+            except McpConnectError:
+                raise BadInputError(
+                    f"{replay.source}: mcp_servers.{index}: the server could not be started "
+                    f"or did not initialize within {spec.timeout_s:g}s"
+                ) from None
+        yield servers
+    finally:
+        for connection in reversed(connections):
+            await connection.aclose()

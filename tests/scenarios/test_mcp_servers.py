@@ -1,0 +1,112 @@
+"""Real MCP servers declared in the scenario file: connected for the run, closed after it.
+
+A scripted model drives each turn, so the tests are deterministic; the servers are real
+processes (`mcp-server-time` from PyPI and the SDK toolbox of `tests/tools/mcp_servers`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from zeroclaw_obs.cli import main
+from zeroclaw_obs.observability.events import ToolOutcome
+
+TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
+TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
+
+
+def time_turn(**server: Any) -> dict[str, Any]:
+    return {
+        "user": "what time is it?",
+        "config": {"approval": {"mode": "non_interactive", "auto_approve_read_only": True}},
+        "mcp_servers": [
+            {
+                "name": "time",
+                "command": str(TIME_SERVER),
+                "args": ["--local-timezone", "UTC"],
+                **server,
+            }
+        ],
+        "responses": [
+            {
+                "tool_calls": [
+                    {"id": "c1", "name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
+                ]
+            },
+            {"text": "done"},
+        ],
+    }
+
+
+def results(replay: Any) -> dict[str, dict[str, Any]]:
+    return {e.id: e.data for e in replay.events.events if e.type == "tool_result"}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class TestScenarioServers:
+    async def test_a_stdio_server_from_the_file_serves_the_turn(self, run_scenario):
+        """`command:` starts the server for the run; its tools are `server__tool`."""
+        outcome, replay = await run_scenario(time_turn())
+        assert "done" == outcome.text
+        assert ToolOutcome.SUCCESS.value == results(replay)["c1"]["outcome"]
+        assert '"timezone": "UTC"' in results(replay)["c1"]["output"]
+
+    async def test_a_deferred_server_is_reached_through_tool_search(self, run_scenario):
+        """A deferred real server is offered as stubs; `tool_search` activates its tool."""
+        data = time_turn(deferred=True)
+        data["responses"] = [
+            {
+                "tool_calls": [
+                    {
+                        "id": "s1",
+                        "name": "tool_search",
+                        "arguments": {"query": "select:time__get_current_time"},
+                    }
+                ]
+            },
+            *data["responses"],
+        ]
+        data["config"]["approval"]["auto_approve"] = ["tool_search"]
+        _, replay = await run_scenario(data)
+        assert ToolOutcome.SUCCESS.value == results(replay)["c1"]["outcome"]
+
+    async def test_the_server_process_is_gone_after_the_run(self, run_scenario):
+        """The runtime stops what it started: the toolbox's own pid is dead after the turn."""
+        data = {
+            "user": "go",
+            "mcp_servers": [{"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}],
+            "config": {"approval": {"auto_approve": ["box__pid"]}},
+            "responses": [
+                {"tool_calls": [{"id": "c1", "name": "box__pid", "arguments": {}}]},
+                {"text": "done"},
+            ],
+        }
+        _, replay = await run_scenario(data)
+        pid = int(results(replay)["c1"]["output"])
+        assert not alive(pid)
+
+
+class TestCommandLine:
+    def test_a_server_that_cannot_start_is_one_bad_input_line(self, tmp_path, capsys):
+        """Exit 2 naming the entry, never the command; no output file is written."""
+        data = time_turn(command=str(tmp_path / "no-such-server-Qx7"))
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(data))
+        events = tmp_path / "events.jsonl"
+        assert 2 == main(["run", "--scenario", str(path), f"--events-out={events}"])
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"zeroclaw-obs: error: {path}: mcp_servers.0: ")
+        assert "Qx7" not in line
+        assert not events.exists()
