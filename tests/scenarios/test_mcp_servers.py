@@ -98,6 +98,29 @@ class TestScenarioServers:
         assert not alive(pid)
 
 
+class TestCatalogChanges:
+    async def test_a_tool_the_server_adds_is_offered_at_the_next_request(self, run_scenario):
+        """`tools/list_changed` re-lists the server before the next request: `box__extra` runs."""
+        calls = [
+            [{"id": "c1", "name": "box__grow", "arguments": {}}],
+            [{"id": "c2", "name": "box__extra", "arguments": {}}],
+        ]
+        data = {
+            "user": "go",
+            "mcp_servers": [{"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}],
+            "config": {"approval": {"auto_approve": ["box__grow", "box__extra"]}},
+            "responses": [*({"tool_calls": c} for c in calls), {"text": "done"}],
+        }
+        _, replay = await run_scenario(data)
+        assert ("grown", "extra") == (
+            results(replay)["c1"]["output"],
+            results(replay)["c2"]["output"],
+        )
+        offered = [t.name for t in replay.provider.requests[1].tools]
+        assert "box__extra" in offered
+        assert "box__extra" not in [t.name for t in replay.provider.requests[0].tools]
+
+
 class TestCommandLine:
     def test_a_server_that_cannot_start_is_one_bad_input_line(self, tmp_path, capsys):
         """Exit 2 naming the entry, never the command; no output file is written."""

@@ -14,6 +14,7 @@ provider streams (`provider_call`), else as one chunk when the turn ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from ..providers.text_protocol import (
 )
 from ..redaction import Redactor
 from ..tools.base import ToolSpec
+from ..tools.mcp_client import McpConnectError
 from .context import ResolvedAgentExecution, TurnState
 from .dispatch import Dispatcher
 from .events import TurnEvent
@@ -175,13 +177,7 @@ def _end(
 
 async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
     config = execution.config
-    tools = EffectiveTools.build(
-        registry=execution.registry,
-        mcp_servers=execution.mcp_servers,
-        config=config,
-        user_message=state.user_message,
-        activated=execution.activated,
-    )
+    tools = _effective_tools(execution, state)
     native = execution.provider.native_tools
     # With `redact_history` on, every text the history carries goes through the redactor:
     # the user's message, the operator's system prompt, the model's own texts, the results.
@@ -197,6 +193,8 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
         if state.cancellation.requested:
             return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
         state.iteration += 1
+        if await _refresh_catalogs(execution):
+            tools = _effective_tools(execution, state)
         system.install(state.messages, tools)
         specs = tools.specs() if native else []
         response = await request_model(execution, state, specs, tool_count=len(tools.names()))
@@ -222,6 +220,34 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
             return _end(state, TurnOutcomeKind.FINAL, parsed.text)
         await _tool_round(execution, state, tools, parsed, recorder)
     return await _at_cap(execution, state)
+
+
+def _effective_tools(execution: ResolvedAgentExecution, state: TurnState) -> EffectiveTools:
+    return EffectiveTools.build(
+        registry=execution.registry,
+        mcp_servers=execution.mcp_servers,
+        config=execution.config,
+        user_message=state.user_message,
+        activated=execution.activated,
+    )
+
+
+async def _refresh_catalogs(execution: ResolvedAgentExecution) -> bool:
+    """Re-list the tools of every real MCP server that announced `tools/list_changed`.
+
+    Runs before each provider request, so the model is offered the live catalog; filter groups,
+    exclusions and deferral apply to it as to any other. A server that is gone keeps its last
+    catalog (its calls answer that it is not available).
+
+    Returns:
+        True when some server's tools changed (the effective tools must be rebuilt).
+    """
+    changed = False
+    for server in execution.mcp_servers:
+        if server.catalog_changed:
+            with contextlib.suppress(McpConnectError):
+                changed = await server.refresh() or changed
+    return changed
 
 
 async def _tool_round(
