@@ -81,7 +81,7 @@ class TestReadOnly:
         ("annotations", "expected"),
         [
             ({"readOnlyHint": True}, True),
-            ({"readOnlyHint": True, "destructiveHint": True}, True),
+            ({"readOnlyHint": True, "destructiveHint": True}, False),  # contradiction: destructive
             ({"readOnlyHint": False}, False),
             ({"readOnlyHint": "true"}, False),
             ({"readOnlyHint": 1}, False),
@@ -91,7 +91,7 @@ class TestReadOnly:
         ],
     )
     def test_only_a_boolean_true_read_only_hint_counts(self, annotations, expected) -> None:
-        """`readOnlyHint: true` declares an MCP tool read-only; nothing else does."""
+        """`readOnlyHint: true` (without `destructiveHint: true`) declares a tool read-only."""
         assert expected == read_only_hint(annotations)
         assert expected == McpToolWrapper("wx", forecast, annotations=annotations).read_only
 

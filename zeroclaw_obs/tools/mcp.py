@@ -43,10 +43,15 @@ def read_only_hint(annotations: Mapping[str, Any] | None) -> bool:
         annotations: the tool's `annotations` as the server listed them, or None.
 
     Returns:
-        True only for `readOnlyHint` set to the boolean `true`; a string, a number or a
-        missing hint is not a declaration.
+        True only for `readOnlyHint` set to the boolean `true` without `destructiveHint`
+        set to `true` (a tool that claims both is destructive, as approval reads it); a
+        string, a number or a missing hint is not a declaration.
     """
-    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
+    return (
+        isinstance(annotations, Mapping)
+        and annotations.get("readOnlyHint") is True
+        and annotations.get("destructiveHint") is not True
+    )
 
 
 class McpToolWrapper(Tool):
