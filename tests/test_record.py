@@ -165,6 +165,39 @@ class TestRecordThenReplay:
         assert first == second
         assert "success" == second[2]["l1"][0]
 
+    def test_mcp_annotations_keep_their_hints_and_lose_secrets(self, tmp_path, capsys):
+        """A server's annotations are recorded as the standard hints, the title redacted."""
+        annotations = {"title": f"Look up {GITHUB_TOKEN}", "readOnlyHint": True, "x-extra": KEY}
+        data = {
+            "user": "look",
+            "config": {"approval": {"auto_approve_read_only": True}},
+            "mcp_servers": [
+                {
+                    "name": "kb",
+                    "tools": [
+                        {
+                            "name": "lookup",
+                            "annotations": annotations,
+                            "responses": [{"default": {"output": "found"}}],
+                        }
+                    ],
+                }
+            ],
+            "responses": [
+                {"tool_calls": [{"id": "k1", "name": "kb__lookup", "arguments": {}}]},
+                {"text": "done"},
+            ],
+        }
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(data))
+        recording, first, second = record_then_replay(
+            tmp_path, ["run", "--scenario", str(path)], capsys
+        )
+        (server,) = yaml.safe_load(recording.read_text())["mcp_servers"]
+        recorded = server["tools"][0]["annotations"]
+        assert {"title": "Look up [REDACTED:github_token]", "readOnlyHint": True} == recorded
+        assert first == second
+
     def test_text_protocol_runs_replay(self, tmp_path, capsys):
         """A text-protocol run (tags in the text) records and replays the same."""
         call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'

@@ -45,6 +45,7 @@ from .redaction import Redactor
 from .scenario import Scenario
 from .tools.base import Tool, ToolResult
 from .tools.mcp import McpServer
+from .turn.approval_gate import shown_annotations
 from .turn.hooks import HookCall
 from .turn.parse import CallIds
 from .turn.results import NO_OUTPUT
@@ -309,5 +310,6 @@ class TurnRecorder:
             entry["read_only"] = True
         annotations = getattr(item, "annotations", None)
         if annotations:
-            entry["annotations"] = dict(annotations)
+            # Server text like any other payload: only the standard hints, `title` redacted.
+            entry["annotations"] = shown_annotations(annotations, self._redactor.redact_text)
         return entry
