@@ -25,6 +25,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/redaction.py
 	$(BIN)/python benchmarks/telemetry.py
 	$(BIN)/python benchmarks/providers.py
+	$(BIN)/python benchmarks/mcp_calls.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
