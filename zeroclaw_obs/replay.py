@@ -106,6 +106,9 @@ class Replay:
         try:
             async with connected_mcp_servers(self) as servers:
                 self.execution.mcp_servers.extend(servers)
+                if self.recorder is not None:
+                    # `--record` keeps real servers' results as scripted MCP tools.
+                    self.recorder.track_tools([], servers)
                 return await run_tool_call_loop(self.execution, self.state)
         finally:
             if timer is not None:

@@ -6,6 +6,7 @@ processes (`mcp-server-time` from PyPI and the SDK toolbox of `tests/tools/mcp_s
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -45,6 +46,11 @@ def time_turn(**server: Any) -> dict[str, Any]:
 
 def results(replay: Any) -> dict[str, dict[str, Any]]:
     return {e.id: e.data for e in replay.events.events if e.type == "tool_result"}
+
+
+def tool_results(events: Path) -> dict[str, str]:
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    return {e["id"]: e["output"] for e in lines if e["type"] == "tool_result"}
 
 
 def alive(pid: int) -> bool:
@@ -122,6 +128,21 @@ class TestCatalogChanges:
 
 
 class TestCommandLine:
+    def test_a_recorded_real_server_replays_offline(self, tmp_path, capsys):
+        """`--record` keeps a real server's results as a scripted MCP server: same slots offline."""
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(time_turn()))
+        recording, first, second = tmp_path / "rec.yaml", tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+        assert 0 == main(
+            ["run", "--scenario", str(path), f"--record={recording}", f"--events-out={first}"]
+        )
+        (server,) = yaml.safe_load(recording.read_text())["mcp_servers"]
+        assert ("time", None) == (server["name"], server.get("command"))
+        assert 0 == main(["run", "--scenario", str(recording), f"--events-out={second}"])
+        capsys.readouterr()
+        assert tool_results(first) == tool_results(second)
+        assert '"timezone": "UTC"' in tool_results(second)["c1"]
+
     def test_a_server_that_cannot_start_is_one_bad_input_line(self, tmp_path, capsys):
         """Exit 2 naming the entry, never the command; no output file is written."""
         data = time_turn(command=str(tmp_path / "no-such-server-Qx7"))
