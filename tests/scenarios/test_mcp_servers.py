@@ -13,9 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from zeroclaw_obs.cli import main
 from zeroclaw_obs.observability.events import ToolOutcome
+from zeroclaw_obs.observability.tracing import SpanObserver
 
 TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
@@ -102,6 +106,33 @@ class TestScenarioServers:
         _, replay = await run_scenario(data)
         pid = int(results(replay)["c1"]["output"])
         assert not alive(pid)
+
+
+class TestProgress:
+    async def test_progress_becomes_events_and_span_events(self, run_scenario, tmp_path):
+        """`notifications/progress` reach TurnEvent `tool_progress` and the call's span."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        spans = SpanObserver(provider)
+        data = {
+            "user": "go",
+            "mcp_servers": [{"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}],
+            "config": {"approval": {"auto_approve": ["box__slow"]}},
+            "responses": [
+                {"tool_calls": [{"id": "c1", "name": "box__slow", "arguments": {"steps": 3}}]},
+                {"text": "done"},
+            ],
+        }
+        _, replay = await run_scenario(data, observer=spans)
+        spans.shutdown()
+        progress = [e for e in replay.events.events if e.type == "tool_progress"]
+        assert [("c1", "box__slow")] * 3 == [(e.id, e.name) for e in progress]
+        assert [1.0, 2.0, 3.0] == [e.data["progress"] for e in progress]
+        (tool_span,) = [
+            s for s in exporter.get_finished_spans() if s.name == "execute_tool box__slow"
+        ]
+        assert 3 == len([e for e in tool_span.events if e.name == "zeroclaw.tool.progress"])
 
 
 class TestCatalogChanges:

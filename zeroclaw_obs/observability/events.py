@@ -26,6 +26,7 @@ __all__ = [
     "ToolCall",
     "ToolCallStart",
     "ToolOutcome",
+    "ToolProgress",
     "TurnOutcomeKind",
 ]
 
@@ -247,6 +248,21 @@ class LoopDetection:
     time_ns: int
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolProgress:
+    """A running call reported progress (an MCP server's `notifications/progress`)."""
+
+    correlation: Correlation
+    iteration: int
+    tool_call_id: str
+    tool: str
+    progress: float
+    total: float | None
+    message: str | None
+    """The server's progress message, redacted."""
+    time_ns: int
+
+
 ObserverEvent = (
     AgentStart
     | AgentEnd
@@ -255,6 +271,7 @@ ObserverEvent = (
     | ProviderAttempt
     | ToolCallStart
     | ToolCall
+    | ToolProgress
     | ApprovalDecision
     | LoopDetection
 )

@@ -46,6 +46,7 @@ from .events import (
     ToolCall,
     ToolCallStart,
     ToolOutcome,
+    ToolProgress,
     TurnOutcomeKind,
 )
 from .health import HealthCounter, Signal, TelemetryHealth
@@ -157,6 +158,7 @@ class SpanObserver:
             ProviderAttempt: self._provider_attempt,
             ToolCallStart: self._tool_start,
             ToolCall: self._tool_end,
+            ToolProgress: self._tool_progress,
             ApprovalDecision: self._approval,
             LoopDetection: self._loop_detection,
         }
@@ -452,6 +454,21 @@ class SpanObserver:
             closing.append(("add_event", "zeroclaw.truncation", truncation, event.time_ns))
         self._queue.emit(span.close(event.time_ns, *closing))
         self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
+
+    def _tool_progress(self, event: ToolProgress) -> None:
+        """A `zeroclaw.tool.progress` event on the call's open `execute_tool` span."""
+        turn = self._open.turn(event.correlation.turn_id)
+        if turn is None or not turn.recording:
+            return
+        span = self._open.tool_span(turn, event.tool_call_id)
+        if span is None:
+            return
+        attributes: dict[str, Any] = {"zeroclaw.tool.progress": event.progress}
+        if event.total is not None:
+            attributes["zeroclaw.tool.progress_total"] = event.total
+        if event.message:
+            attributes["zeroclaw.tool.progress_message"] = event.message
+        span.add_event("zeroclaw.tool.progress", attributes, timestamp=event.time_ns)
 
     def _loop_detection(self, event: LoopDetection) -> None:
         turn = self._open.turn(event.correlation.turn_id)

@@ -17,10 +17,12 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-from ..observability.events import LoopDetection, ToolOutcome
+from ..observability.events import LoopDetection, ToolOutcome, ToolProgress
 from ..observability.observer import tool_scope
 from ..tools.base import ToolResult
+from ..tools.mcp_client import ProgressCallback, current_progress
 from .context import ResolvedAgentExecution, TurnState
+from .events import TurnEvent
 from .hooks import HookCall
 from .loop_detection import LoopSeverity
 from .prep import PreparedCall
@@ -147,8 +149,12 @@ class Dispatcher:
         try:
             # The tracing side's scope: spans the tool itself starts nest under its span.
             with tool_scope(self._execution.observer, self._state.turn_id, slot.call_id):
-                async with asyncio.timeout(self._timeout):
-                    result = await tool.execute(slot.arguments)
+                progress = current_progress.set(self._progress_reporter(slot))
+                try:
+                    async with asyncio.timeout(self._timeout):
+                        result = await tool.execute(slot.arguments)
+                finally:
+                    current_progress.reset(progress)
         except TimeoutError:
             slot.fill(
                 ToolOutcome.ERROR,
@@ -171,6 +177,41 @@ class Dispatcher:
         self._recorder.close(slot)
         if self._execution.hooks.has_after:
             await self._after_hooks(slot)
+
+    def _progress_reporter(self, slot: Slot) -> ProgressCallback:
+        """What a running call's progress becomes: TurnEvent `tool_progress` and a span event.
+
+        An MCP server's `notifications/progress` arrive through `mcp_client.current_progress`
+        while the call runs; the message is server text, so it is redacted.
+        """
+        state, execution = self._state, self._execution
+        redact = execution.redactor.redact_text
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            shown = redact(message) if message else None
+            state.events(
+                TurnEvent(
+                    type="tool_progress",
+                    id=slot.call_id,
+                    name=slot.shown_name,
+                    data={"progress": progress, "total": total, "message": shown},
+                )
+            )
+            assert state.correlation is not None
+            execution.observer.on_event(
+                ToolProgress(
+                    correlation=state.correlation,
+                    iteration=state.iteration,
+                    tool_call_id=slot.call_id,
+                    tool=slot.shown_name,
+                    progress=progress,
+                    total=total,
+                    message=shown,
+                    time_ns=time.time_ns(),
+                )
+            )
+
+        return report
 
     def _record_result(self, slot: Slot, result: object) -> None:
         if not isinstance(result, ToolResult):
