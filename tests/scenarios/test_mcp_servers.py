@@ -110,7 +110,8 @@ class TestScenarioServers:
 
 class TestProgress:
     async def test_progress_becomes_events_and_span_events(self, run_scenario, tmp_path):
-        """`notifications/progress` reach TurnEvent `tool_progress` and the call's span."""
+        """`notifications/progress` reach TurnEvent `tool_progress` and the call's span, which
+        carries the MCP semantic-convention attributes (DESIGN §3)."""
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -133,6 +134,12 @@ class TestProgress:
             s for s in exporter.get_finished_spans() if s.name == "execute_tool box__slow"
         ]
         assert 3 == len([e for e in tool_span.events if e.name == "zeroclaw.tool.progress"])
+        attributes = tool_span.attributes or {}
+        assert ("tools/call", "pipe") == (
+            attributes["mcp.method.name"],
+            attributes["network.transport"],
+        )
+        assert attributes["mcp.protocol.version"]
 
 
 class TestCatalogChanges:

@@ -177,3 +177,9 @@ class TestNoSdkOnTheScriptedPath:
         ).stdout
 
         assert "[]" == out.strip()
+
+
+class TestSpanAttributes:
+    def test_an_in_process_server_adds_none(self) -> None:
+        """A scripted server's wrapper adds no `mcp.*` attributes (there is no session)."""
+        assert {} == McpToolWrapper("wx", forecast).span_attributes()

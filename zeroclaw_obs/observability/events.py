@@ -9,8 +9,10 @@ end, and `perf_counter` durations in seconds for metrics.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 __all__ = [
     "CALL_CANCELLED",
@@ -183,6 +185,8 @@ class ToolCallStart:
     arguments: str
     """Redacted compact JSON of the arguments."""
     time_ns: int
+    span_attributes: Mapping[str, Any] | None = None
+    """Attributes the tool adds to its `execute_tool` span (MCP: `mcp.method.name`, …)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -214,6 +218,8 @@ class ToolCall:
     truncated_bytes: int = 0
     """The UTF-8 size of those characters: `zeroclaw.tool.truncated_bytes` on the span."""
     redaction_counts: dict[str, int] = field(default_factory=dict)
+    span_attributes: Mapping[str, Any] | None = None
+    """Attributes the tool adds to its `execute_tool` span (see `ToolCallStart`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

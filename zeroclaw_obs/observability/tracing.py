@@ -415,6 +415,8 @@ class SpanObserver:
             "zeroclaw.turn.id": event.correlation.turn_id,
             "zeroclaw.iteration": event.iteration,
         }
+        if event.span_attributes:
+            attributes.update(event.span_attributes)
         if self._capture:
             attributes["gen_ai.tool.call.arguments"] = event.arguments
         return self._child(

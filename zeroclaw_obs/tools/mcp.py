@@ -95,6 +95,26 @@ class McpToolWrapper(Tool):
     async def execute(self, args: dict[str, Any]) -> ToolResult:
         return await self.wrapped.execute(args)
 
+    def span_attributes(self) -> dict[str, Any]:
+        """The MCP semantic-convention attributes of a call's `execute_tool` span (DESIGN §3).
+
+        Empty for an in-process (scripted) server. For a real one: `mcp.method.name`,
+        `network.transport`, and `mcp.protocol.version` / `mcp.session.id` once the server
+        has said them (the session id only over streamable HTTP).
+        """
+        connection = getattr(self.wrapped, "connection", None)
+        if connection is None:
+            return {}
+        attributes: dict[str, Any] = {
+            "mcp.method.name": "tools/call",
+            "network.transport": connection.network_transport,
+        }
+        if connection.protocol_version:
+            attributes["mcp.protocol.version"] = connection.protocol_version
+        if connection.session_id:
+            attributes["mcp.session.id"] = connection.session_id
+        return attributes
+
     def __repr__(self) -> str:
         return f"McpToolWrapper({self.server!r}, {self.wrapped.name!r})"
 

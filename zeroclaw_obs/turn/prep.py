@@ -146,6 +146,9 @@ async def _prepare_one(
     if tool is not None:
         slot.known_tool = True
         slot.provenance = tool.provenance.value
+        span_attributes = getattr(tool, "span_attributes", None)
+        if span_attributes is not None:
+            slot.span_attributes = span_attributes()
     # Exclusion before unknown (LIFECYCLE §2): an excluded name is refused as excluded even
     # when no tool answers to that spelling.
     if resolution.status == "excluded":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,8 @@ class Slot:
     """The arguments as dispatched (or as they stood when the slot was decided)."""
     known_tool: bool = False
     provenance: str = Provenance.EXTENSION.value
+    span_attributes: Mapping[str, Any] | None = None
+    """What the tool adds to its `execute_tool` span (an MCP tool's `mcp.*` attributes)."""
     outcome: ToolOutcome | None = None
     text: str = ""
     """Normalised model-visible text before truncation and receipt."""
@@ -196,6 +199,7 @@ class SlotRecorder:
                 provenance=slot.provenance,
                 arguments=slot.redacted_arguments,
                 time_ns=slot.start_ns,
+                span_attributes=slot.span_attributes,
             )
         )
 
@@ -258,6 +262,7 @@ class SlotRecorder:
                 truncated_chars=bounded.dropped_chars,
                 truncated_bytes=bounded.dropped_bytes,
                 redaction_counts=bounded.counts,
+                span_attributes=slot.span_attributes,
             )
         )
 
