@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -339,12 +340,13 @@ async def connected_mcp_servers(replay: Replay) -> AsyncIterator[list[McpServer]
             )
             connections.append(connection)
             try:
-                await connection.start()
-                servers.append(
-                    await McpServer.connect(
-                        connection, deferred=spec.deferred, tool_timeout_s=spec.call_timeout_s
+                with _unsampled_spans():
+                    await connection.start()
+                    servers.append(
+                        await McpServer.connect(
+                            connection, deferred=spec.deferred, tool_timeout_s=spec.call_timeout_s
+                        )
                     )
-                )
             except McpConnectError:
                 raise BadInputError(
                     f"{replay.source}: mcp_servers.{index}: the server could not be started "
@@ -354,3 +356,23 @@ async def connected_mcp_servers(replay: Replay) -> AsyncIterator[list[McpServer]
     finally:
         for connection in reversed(connections):
             await connection.aclose()
+
+
+def _unsampled_spans() -> contextlib.AbstractContextManager[Any]:
+    """A context in which spans that code starts are children of an unsampled parent.
+
+    The `mcp` SDK starts its own spans through the global tracer provider. Its connection's
+    owner task (and the `initialize` and `tools/list` it sends) is created here, outside any
+    turn: without this, an application that installs a global provider would get those spans
+    as orphan root traces. Under an unsampled parent the default `ParentBased` sampler drops
+    them; a call's own SDK spans run in the call's task and nest under its `execute_tool` span.
+    """
+    from opentelemetry import trace
+
+    parent = trace.SpanContext(
+        random.getrandbits(128) or 1,
+        random.getrandbits(64) or 1,
+        is_remote=False,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.DEFAULT),
+    )
+    return trace.use_span(trace.NonRecordingSpan(parent), end_on_exit=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,19 @@ class TestProgress:
             attributes["network.transport"],
         )
         assert attributes["mcp.protocol.version"]
+
+
+class TestSdkSpans:
+    def test_the_sdk_s_spans_start_no_orphan_traces(self):
+        """Under a global provider the SDK's call span nests in the turn; connecting adds none."""
+        program = Path(__file__).parent / "programs" / "mcp_global_provider.py"
+        done = subprocess.run(
+            [sys.executable, str(program)], capture_output=True, text=True, timeout=120
+        )
+        assert 0 == done.returncode, done.stderr[-2000:]
+        report = json.loads(done.stdout.splitlines()[-1])
+        assert (["invoke_agent agent"], 1) == (report["roots"], report["traces"])
+        assert "MCP send tools/call pid" in report["names"]
 
 
 class TestCatalogChanges:
