@@ -180,6 +180,24 @@ class TestCatalogChanges:
 
 
 class TestCommandLine:
+    def test_metrics_label_live_tools_by_full_name_and_invented_ones_unknown(
+        self, tmp_path, capsys
+    ):
+        """`tool` labels are bounded to the live catalog: `time__…` by name, a guess `unknown`."""
+        data = time_turn()
+        data["responses"][0]["tool_calls"].append(
+            {"id": "c2", "name": "time__set_clock", "arguments": {}}
+        )
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(data))
+        metrics = tmp_path / "metrics.txt"
+        assert 0 == main(["run", "--scenario", str(path), f"--metrics-out={metrics}", "--quiet"])
+        capsys.readouterr()
+        text = metrics.read_text()
+        assert 'zeroclaw_tool_calls_total{outcome="success",tool="time__get_current_time"}' in text
+        assert 'zeroclaw_tool_calls_total{outcome="unknown",tool="unknown"}' in text
+        assert "set_clock" not in text
+
     def test_a_recorded_real_server_replays_offline(self, tmp_path, capsys):
         """`--record` keeps a real server's results as a scripted MCP server: same slots offline."""
         path = tmp_path / "agent.yaml"
