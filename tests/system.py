@@ -1,7 +1,8 @@
-"""Real system processes for tests: find a Debian binary, pick a loopback port, stop a process.
+"""Real system processes for tests: find a Debian or npm binary, pick a loopback port, stop one.
 
-The Prometheus server and promtool come from the Debian package `prometheus`, which `.ci/run`
-installs. Without a binary a test is skipped, except in CI (`CI=true`), where it fails.
+The Prometheus server and promtool come from the Debian package `prometheus`, and the MCP
+reference server from the npm package `@modelcontextprotocol/server-everything`, both of which
+`.ci/run` installs. Without a binary a test is skipped, except in CI (`CI=true`), where it fails.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,24 @@ def system_binary(name: str) -> str:
             pytest.fail(f"CI=true and {reason}")
         pytest.skip(reason)
     return found
+
+
+NODE_PREFIX = Path(__file__).resolve().parents[1] / ".cache" / "node"
+"""Where `.ci/run` installs the npm packages tests start (`npm install --prefix`)."""
+
+
+def node_binary(name: str, package: str) -> str:
+    """An npm package's binary under `NODE_PREFIX`; skips, or fails in CI, without it."""
+    found = NODE_PREFIX / "node_modules" / ".bin" / name
+    if not found.exists():
+        reason = (
+            f"`{name}` is not installed "
+            f"(npm install --prefix {NODE_PREFIX} {package}; .ci/run does it)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}")
+        pytest.skip(reason)
+    return str(found)
 
 
 def free_port() -> int:
