@@ -198,6 +198,32 @@ class TestCommandLine:
         assert 'zeroclaw_tool_calls_total{outcome="unknown",tool="unknown"}' in text
         assert "set_clock" not in text
 
+    def test_a_server_s_stderr_reaches_the_log_file_redacted(self, tmp_path, capsys):
+        """Each stderr line of a stdio server is a `zeroclaw_obs.mcp` log line, redacted."""
+        token = "ghp_" + "Zx9Qw8Er7T" * 3 + "y6Ui5O"
+        data = {
+            "user": "go",
+            "mcp_servers": [{"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}],
+            "config": {"approval": {"auto_approve": ["box__shout"]}},
+            "responses": [
+                {
+                    "tool_calls": [
+                        {"id": "c1", "name": "box__shout", "arguments": {"text": f"key {token}"}}
+                    ]
+                },
+                {"text": "done"},
+            ],
+        }
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(data))
+        logs = tmp_path / "logs.jsonl"
+        assert 0 == main(["run", "--scenario", str(path), f"--logs-out={logs}", "--quiet"])
+        capsys.readouterr()
+        lines = [json.loads(line) for line in logs.read_text().splitlines()]
+        mcp = [line for line in lines if line.get("logger") == "zeroclaw_obs.mcp"]
+        assert any("key [REDACTED:github_token]" in json.dumps(line) for line in mcp)
+        assert token not in logs.read_text()
+
     def test_a_recorded_real_server_replays_offline(self, tmp_path, capsys):
         """`--record` keeps a real server's results as a scripted MCP server: same slots offline."""
         path = tmp_path / "agent.yaml"

@@ -42,7 +42,19 @@ from .tracer_setup import (
 )
 from .tracing import SpanObserver
 
-__all__ = ["Telemetry", "TelemetryOptions", "default_exporter_env", "setup_telemetry"]
+MCP_LOGGER = "zeroclaw_obs.mcp"
+"""The stdlib logger MCP servers' stderr lines and availability reports go to."""
+
+__all__ = [
+    "MCP_LOGGER",
+    "Telemetry",
+    "TelemetryOptions",
+    "default_exporter_env",
+    "setup_telemetry",
+]
+
+MCP_LOGGER = "zeroclaw_obs.mcp"
+"""The stdlib logger MCP servers' stderr lines and availability reports go to."""
 
 SERVICE_NAME = "zeroclaw-obs"
 
@@ -255,7 +267,13 @@ def setup_telemetry(
         observers.append(
             LogObserver(log_queue, span_ids=span_observer, flush=log_queue.wake, health=health)
         )
-        log_handler = route_stdlib_logging(redactor, options.logs, logging.WARNING)
+        # The handler takes INFO, but libraries' loggers stay at the root's WARNING: only a
+        # logger set to INFO on purpose reaches the file. Ours for MCP servers' stderr is one
+        # (`tools/mcp_session.py`: each line, redacted, at INFO).
+        log_handler = route_stdlib_logging(redactor, options.logs, logging.INFO)
+        mcp_stderr = logging.getLogger(MCP_LOGGER)
+        if mcp_stderr.level == logging.NOTSET:
+            mcp_stderr.setLevel(logging.INFO)
     if options.progress is not None:
         observers.append(ProgressObserver(options.progress))
     tree = None
