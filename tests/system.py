@@ -45,6 +45,15 @@ def node_binary(name: str, package: str) -> str:
     return str(found)
 
 
+def alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a reaped child does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as sock:

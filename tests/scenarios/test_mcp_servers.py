@@ -7,7 +7,6 @@ processes (`mcp-server-time` from PyPI and the SDK toolbox of `tests/tools/mcp_s
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.system import alive
 from zeroclaw_obs.cli import main
 from zeroclaw_obs.observability.events import ToolOutcome
 from zeroclaw_obs.observability.tracing import SpanObserver
@@ -56,14 +56,6 @@ def results(replay: Any) -> dict[str, dict[str, Any]]:
 def tool_results(events: Path) -> dict[str, str]:
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     return {e["id"]: e["output"] for e in lines if e["type"] == "tool_result"}
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 class TestScenarioServers:

@@ -41,21 +41,14 @@ from zeroclaw_obs.tools.mcp_client import (
 )
 from zeroclaw_obs.tools.mcp_session import McpConnection
 
+from ..system import alive
+
 SERVERS = Path(__file__).parent / "mcp_servers"
 TOOLBOX = StdioParams(command=sys.executable, args=[str(SERVERS / "toolbox.py")])
 TIME_SERVER = StdioParams(
     command=str(Path(sys.executable).parent / "mcp-server-time"), args=["--local-timezone", "UTC"]
 )
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-
-
-def alive(pid: int) -> bool:
-    """Whether a process with this pid exists (reaped children do not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 class Reports:
