@@ -347,6 +347,7 @@ class _Phase:
 def _interrupted(interrupted: Interrupted, phase: str) -> int:
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
+    # No payload: the signal's name and one of our fixed phase texts (`_Phase`).
     print(f"zeroclaw-obs: interrupted by {interrupted.name} {phase}", file=sys.stderr, flush=True)
     return interrupted.exit_code
 
@@ -395,8 +396,10 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
         phase.phase = "during the exit flush; unfinished output files were not written"
         telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
         if (loss := telemetry.loss_summary()) is not None:
-            print(loss, file=sys.stderr)
+            print(loss, file=sys.stderr)  # counts and fixed words only
         if not args.quiet and telemetry.tree is not None:
+            # Built from observer events, whose names and texts the engine already redacted,
+            # with controls escaped (`trace_tree.py`).
             tree = telemetry.tree.render()
             if tree:
                 print("\n" + tree, file=sys.stderr, flush=True)
@@ -413,6 +416,7 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
         staging.discard()
         audit.close()
     if audit.write_error is not None:
+        # `strerror` is the OS's text for the errno ("No space left on device"): no path, no data.
         print(f"zeroclaw-obs: error: --audit-out: {audit.write_error.strerror}", file=sys.stderr)
     if guard.received is not None:
         name = signal.Signals(guard.received).name
@@ -508,8 +512,9 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
         except (BadInputError, OSError) as exc:
             return _bad_input(_telemetry_error(exc, args))
         if not args.quiet and telemetry.metrics_server is not None:
+            shown_dir = plan.redactor.redact_text(str(args.dir))  # a path is operator text
             print(
-                f"load: {len(plan.scenarios)} scenario(s) from {args.dir}; "
+                f"load: {len(plan.scenarios)} scenario(s) from {shown_dir}; "
                 f"metrics at {telemetry.metrics_server.url}",
                 file=sys.stderr,
                 flush=True,
@@ -519,7 +524,9 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
         report = asyncio.run(_drive_load(plan, telemetry.observer, progress, guard))
         try:
             telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
-            _report_load(report, telemetry, summary=not args.quiet and progress is None)
+            _report_load(
+                report, telemetry, plan.redactor, summary=not args.quiet and progress is None
+            )
             if plan.outputs.metrics is not None:
                 write_atomically(plan.outputs.metrics, telemetry.metrics_text().decode("utf-8"))
             staging.commit()
@@ -615,11 +622,17 @@ async def _drive_load(
         )
 
 
-def _report_load(report: LoadReport, telemetry: Telemetry, *, summary: bool) -> None:
-    """Telemetry losses and failing scenario files (always), then the summary line."""
+def _report_load(
+    report: LoadReport, telemetry: Telemetry, redactor: Redactor, *, summary: bool
+) -> None:
+    """Telemetry losses and failing scenario files (always), then the summary line.
+
+    File names are operator text, so they pass the redactor; the rest is counts and our words.
+    """
     if (loss := telemetry.loss_summary()) is not None:
         print(loss, file=sys.stderr)
-    for source, count in sorted(report.failures.items()):
+    for raw_source, count in sorted(report.failures.items()):
+        source = redactor.redact_text(raw_source)
         print(
             f"load: {source}: {count} turn(s) raised instead of ending "
             f"(zeroclaw-obs run --scenario {source} shows why)",
