@@ -75,9 +75,9 @@ __all__ = [
     "ScriptedOutcome",
     "ScriptedRule",
     "load_scenario",
+    "names_a_secret",
     "parse_scenario",
     "reject_keys_in_file",
-    "secret_looking_env_name",
 ]
 
 
@@ -230,8 +230,9 @@ ENV_FROM_HINT = "name the variable that holds it with env_from: {VAR: ENV_NAME}"
 """How a secret reaches a stdio server: from the runtime's environment, never the file."""
 
 
-def secret_looking_env_name(name: str) -> bool:
-    """Whether an environment variable name says it holds a secret.
+def names_a_secret(name: str) -> bool:
+    """Whether a name says it holds a secret: an environment variable, a `provider` field, a
+    URL query parameter (the one test every such check in this module uses).
 
     A word of the name (split at `_` and `-`) is `KEY`, `AUTH`, `PASS`, `PWD`, `PAT`, `PIN`,
     `COOKIE` or `SESSION`, or the name contains `SECRET`, `TOKEN`, `PASSW`, `PASSPHRASE`,
@@ -260,7 +261,7 @@ class ScenarioMcpServer(_Model):
     `call_timeout_s` (per call; the runtime's `tool_timeout_s` when None), apply as named.
 
     Secrets never live in the file: `env` takes literal values only for variables whose name
-    does not look secret (`secret_looking_env_name`) and whose value the redactor does not
+    does not look secret (`names_a_secret`) and whose value the redactor does not
     recognise as a secret; anything else comes from the runtime's environment through
     `env_from: {VAR: ENV_NAME}`. HTTP headers come only from `headers_env:
     {Header: ENV_NAME}`; a literal `headers:` is refused. Errors name the field, never a value.
@@ -376,7 +377,7 @@ class ScenarioMcpServer(_Model):
         for key, value in self.env.items():
             if not _ENV_NAME.fullmatch(key):
                 raise FieldProblem(("env", key), "must be an environment variable name")
-            if secret_looking_env_name(key) or _looks_secret(value):
+            if names_a_secret(key) or _looks_secret(value):
                 raise FieldProblem(
                     ("env", key),
                     f"a secret-looking variable takes no literal value here: {ENV_FROM_HINT}",
@@ -441,7 +442,6 @@ KEY_IN_FILE = "keys are read from the variable api_key_env names, never from the
 """The problem reported for a key written in a scenario's `provider` section."""
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_CREDENTIAL_FIELD = re.compile(r"key|token|secret|passw|credential|bearer|auth", re.IGNORECASE)
 _CREDENTIAL_NAMES = frozenset(
     {
         "api_key",
@@ -557,7 +557,7 @@ def _base_url_problem(url: str, *, hint: str = KEY_IN_FILE) -> str | None:
         return "must be an http:// or https:// URL with a host"
     if parts.username is not None or parts.password is not None:
         return f"credentials in the URL are refused: {hint}"
-    if any(_CREDENTIAL_FIELD.search(name) for name, _ in parse_qsl(parts.query)):
+    if any(names_a_secret(name) for name, _ in parse_qsl(parts.query)):
         return f"a key in the URL's query is refused: {hint}"
     return None
 
@@ -590,7 +590,7 @@ def reject_keys_in_file(data: Any, source: str) -> None:
     if not isinstance(provider, dict):
         return
     for n, key in enumerate(provider, 1):
-        if not isinstance(key, str) or key == "api_key_env" or not _CREDENTIAL_FIELD.search(key):
+        if not isinstance(key, str) or key == "api_key_env" or not names_a_secret(key):
             continue
         folded = key.strip().lower().replace("-", "_")
         shown = folded if folded in _CREDENTIAL_NAMES else f"<key {n}>"
