@@ -149,12 +149,19 @@ class Dispatcher:
         try:
             # The tracing side's scope: spans the tool itself starts nest under its span.
             with tool_scope(self._execution.observer, self._state.turn_id, slot.call_id):
-                progress = current_progress.set(self._progress_reporter(slot))
+                # Only a real MCP tool (it declares `mcp.*` span attributes) reports progress:
+                # other calls skip building the reporter on the hot path.
+                progress = (
+                    current_progress.set(self._progress_reporter(slot))
+                    if slot.span_attributes
+                    else None
+                )
                 try:
                     async with asyncio.timeout(self._timeout):
                         result = await tool.execute(slot.arguments)
                 finally:
-                    current_progress.reset(progress)
+                    if progress is not None:
+                        current_progress.reset(progress)
         except TimeoutError:
             slot.fill(
                 ToolOutcome.ERROR,
