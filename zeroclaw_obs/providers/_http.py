@@ -41,6 +41,7 @@ from ..errors import (
     ProviderTimeoutError,
 )
 from ._sse import EventTooLarge, ServerSentEvent, aiter_sse
+from .base import Provider
 
 __all__ = [
     "DRAIN_MAX_LINES",
@@ -50,6 +51,7 @@ __all__ = [
     "MAX_ERROR_BODY_BYTES",
     "MAX_RETRY_AFTER_S",
     "Endpoint",
+    "HttpProvider",
     "error_type_in",
     "error_type_of",
     "retry_after_of",
@@ -322,3 +324,44 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class HttpProvider(Provider):
+    """What every real (HTTP) provider shares: its identity, one `Endpoint`, `aclose`, `repr`.
+
+    Subclasses build their headers (where the key goes) and implement `complete`; the key
+    lives only in the endpoint's client headers, never in an error, a log or `repr()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model: str,
+        base_url: str,
+        headers: dict[str, str],
+        native_tools: bool,
+        stream: bool,
+        timeout_s: float,
+        max_retries: int,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.native_tools = native_tools
+        self.max_retries = max_retries
+        self.stream = stream
+        self._endpoint = Endpoint(
+            provider=name, base_url=base_url, headers=headers, timeout_s=timeout_s
+        )
+        self.server_address = self._endpoint.server_address
+        self.server_port = self._endpoint.server_port
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, "
+            f"server={self.server_address!r}, stream={self.stream})"
+        )
+
+    async def aclose(self) -> None:
+        """Close the pooled connections; safe to call twice."""
+        await self._endpoint.aclose()

@@ -44,8 +44,8 @@ from ..errors import (
     ProviderResponseError,
 )
 from ..tools.base import ToolSpec
-from ._http import Endpoint, error_type_in
-from .base import NativeToolCall, Provider, ProviderRequest, ProviderResponse, Usage
+from ._http import HttpProvider, error_type_in
+from .base import NativeToolCall, ProviderRequest, ProviderResponse, Usage
 from .text_protocol import format_tool_results
 
 __all__ = [
@@ -105,7 +105,7 @@ ERROR_STATUS = {
 reads, and is retried, exactly as the same error sent as a status would be."""
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(HttpProvider):
     """The Anthropic Messages API: native `tool_use` / `tool_result` blocks or the text protocol.
 
     One pooled `httpx.AsyncClient` (built on first use, closed by `aclose()`). Each `complete`
@@ -143,23 +143,17 @@ class AnthropicProvider(Provider):
         headers = {"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"}
         if api_key:
             headers["x-api-key"] = api_key
-        self._endpoint = Endpoint(
-            provider=name, base_url=base_url, headers=headers, timeout_s=timeout_s
+        super().__init__(
+            name=name,
+            model=model,
+            base_url=base_url,
+            headers=headers,
+            native_tools=native_tools,
+            stream=stream,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
         )
-        self.name = name
-        self.model = model
-        self.native_tools = native_tools
-        self.max_retries = max_retries
-        self.server_address = self._endpoint.server_address
-        self.server_port = self._endpoint.server_port
-        self._stream = stream
         self._max_tokens = max_tokens
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicProvider(name={self.name!r}, model={self.model!r}, "
-            f"server={self.server_address!r})"
-        )
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Messages request and return the model's response.
@@ -177,10 +171,10 @@ class AnthropicProvider(Provider):
             model=self.model,
             max_tokens=self._max_tokens,
             native_tools=self.native_tools,
-            stream=self._stream,
+            stream=self.stream,
         )
         try:
-            if self._stream:
+            if self.stream:
                 return await self._streamed(body, request)
             answer = await self._endpoint.post_json(_PATH, body)
             if isinstance(answer, dict) and answer.get("type") == "error":
@@ -211,11 +205,6 @@ class AnthropicProvider(Provider):
             # Not a word of the API's vocabulary: the stream broke for a reason we cannot name.
             return ProviderConnectionError(self.name, "stream_error")
         return ProviderHTTPError(self.name, error_type, status=status)
-
-    async def aclose(self) -> None:
-        """Close the pooled connections; safe to call twice."""
-        await self._endpoint.aclose()
-
 
 _PATH = "v1/messages"
 

@@ -30,15 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ProviderConnectionError, ProviderResponseError
-from ._http import Endpoint, error_type_in
-from .base import NativeToolCall, Provider, ProviderRequest, ProviderResponse, Usage
+from ._http import HttpProvider, error_type_in
+from .base import NativeToolCall, ProviderRequest, ProviderResponse, Usage
 
 __all__ = ["OpenAIProvider"]
 
 _PATH = "chat/completions"
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(HttpProvider):
     """A Chat Completions backend over one pooled httpx client."""
 
     def __init__(
@@ -66,24 +66,18 @@ class OpenAIProvider(Provider):
             max_retries: how often `turn/` may resend after a retryable error.
             name: the provider's name on spans, metrics and error lines.
         """
-        self.name = name
-        self.model = model
-        self.native_tools = native_tools
-        self.max_retries = max_retries
-        self.stream = stream
         headers = {"accept": "application/json"}
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
-        self._endpoint = Endpoint(
-            provider=name, base_url=base_url, headers=headers, timeout_s=timeout_s
-        )
-        self.server_address = self._endpoint.server_address
-        self.server_port = self._endpoint.server_port
-
-    def __repr__(self) -> str:
-        return (
-            f"OpenAIProvider(name={self.name!r}, model={self.model!r}, "
-            f"server={self.server_address!r}, stream={self.stream})"
+        super().__init__(
+            name=name,
+            model=model,
+            base_url=base_url,
+            headers=headers,
+            native_tools=native_tools,
+            stream=stream,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
         )
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
@@ -123,11 +117,6 @@ class OpenAIProvider(Provider):
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
-
-    async def aclose(self) -> None:
-        """Close the pooled connections; safe to call twice."""
-        await self._endpoint.aclose()
-
 
 def _invalid(provider: str) -> ProviderResponseError:
     return ProviderResponseError(provider, "invalid_response")
