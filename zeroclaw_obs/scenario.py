@@ -16,8 +16,8 @@ This module only validates them: connecting a server belongs to the wiring.
 
 Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
 one `ConfigError` line, whatever the bytes. Decoding is bounded (`_scenario_decoding.py`:
-nesting, alias expansion, integer size), before anything is built from it. A name the runtime registers (tools, MCP
-servers) is checked here, so building the runtime never fails on a name.
+nesting, alias expansion, integer size), before anything is built from it. A name the runtime
+registers (tools, MCP servers) is checked here, so building the runtime never fails on a name.
 """
 
 from __future__ import annotations
