@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
@@ -31,6 +32,10 @@ async def main(mode: str) -> None:
 
 
 if __name__ == "__main__":
+    # Like the console script (`_entry.own_signals`), take SIGINT back even when the parent
+    # started us with it ignored (CI runners start jobs in the background, where a
+    # non-interactive shell sets SIGINT to SIG_IGN and every child inherits it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         asyncio.run(main(sys.argv[1]))
     except KeyboardInterrupt:
