@@ -2,7 +2,7 @@
 
 This module owns the `--audit-out` format (DESIGN §4): one JSON object per line with
 `timestamp` (RFC 3339 UTC), `turn_id`, `tool_call_id`, `tool`, `arguments_summary`, `decision`
-(`yes|no|always|replace`), `surface` (`cli|scenario|backchannel|runtime`) and `decided_by`;
+(`yes|no|always|replace`), `surface` (`cli|scenario|backchannel|web|runtime`) and `decided_by`;
 an entry for an MCP tool appends `server` (the server's name) and `annotations` (a JSON object
 of the standard hints only: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint`,
 `openWorldHint`; `{}` when the server sent none). Entries for other tools carry neither key.
@@ -24,6 +24,7 @@ written as JSON's `\\udXXX` escapes (see `_terminal`), so any string is written 
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import stat
@@ -47,7 +48,7 @@ __all__ = [
 AUDIT_DECISIONS = frozenset({"yes", "no", "always", "replace"})
 """The values `decision` may take; a runtime denial is audited as `no`."""
 
-AUDIT_SURFACES = frozenset({"cli", "scenario", "backchannel", "runtime"})
+AUDIT_SURFACES = frozenset({"cli", "scenario", "backchannel", "web", "runtime"})
 """The values `surface` may take."""
 
 
@@ -95,7 +96,7 @@ class AuditEntry:
     """`yes`, `no`, `always` or `replace`; a runtime denial is `no`."""
 
     surface: str
-    """Who was asked: `cli`, `scenario`, `backchannel`, or `runtime` for a runtime denial."""
+    """Who was asked: `cli`, `scenario`, `backchannel`, `web`, or `runtime` for a runtime denial."""
 
     decided_by: str
     """The operator or policy that decided, e.g. `terminal:alice` or `runtime-policy`."""
@@ -140,16 +141,20 @@ class AuditLog:
     Args:
         stream_fd: an open file descriptor each entry is written to as it is appended (see
             `streaming_to`); None keeps the entries in memory only.
+        keep_last: how many entries memory keeps (the newest); None keeps every one. A
+            long-lived server (`serve`) bounds it: the streamed file has them all.
     """
 
-    def __init__(self, stream_fd: int | None = None) -> None:
-        self._entries: list[AuditEntry] = []
+    def __init__(self, stream_fd: int | None = None, *, keep_last: int | None = None) -> None:
+        self._entries: collections.deque[AuditEntry] = collections.deque(maxlen=keep_last)
         self._fd = stream_fd
         self.write_error: OSError | None = None
         """The first error writing the streamed file, if any; the entries stay in memory."""
 
     @classmethod
-    def streaming_to(cls, path: str | os.PathLike[str]) -> AuditLog:
+    def streaming_to(
+        cls, path: str | os.PathLike[str], *, keep_last: int | None = None
+    ) -> AuditLog:
         """A log that writes each entry to `path` when it is appended, one JSON line per entry.
 
         A regular file is created (or truncated) with mode 0600 (an existing file's mode is
@@ -171,7 +176,7 @@ class AuditLog:
             fd = os.open(target, flags, 0o600)
             if stat.S_ISREG(os.fstat(fd).st_mode):
                 os.fchmod(fd, 0o600)
-        return cls(stream_fd=fd)
+        return cls(stream_fd=fd, keep_last=keep_last)
 
     @property
     def entries(self) -> list[AuditEntry]:

@@ -239,7 +239,7 @@ class ApprovalOutcome:
     """What was decided; a runtime denial is `no`."""
 
     surface: str
-    """`cli`, `scenario`, `backchannel`, or `runtime` for a runtime denial."""
+    """`cli`, `scenario`, `backchannel`, `web`, or `runtime` for a runtime denial."""
 
     decided_by: str
     """The operator, `scenario`, or `runtime-policy`."""

@@ -111,7 +111,7 @@ class SurfaceAnswer:
     """The answer; a plain string such as `"yes"` is converted to `Decision`."""
 
     surface: str
-    """`cli`, `scenario` or `backchannel`: the audit log's `surface`."""
+    """`cli`, `scenario`, `backchannel` or `web`: the audit log's `surface`."""
 
     decided_by: str
     """Who answered, e.g. `terminal:alice`, `scenario`, or a back-channel operator id."""
@@ -414,13 +414,17 @@ class Backchannel:
     operator was unreachable, and `ask` returns `None` (the manager then denies by policy).
     """
 
-    def __init__(self, callback: BackchannelCallback, timeout_s: float) -> None:
+    def __init__(
+        self, callback: BackchannelCallback, timeout_s: float, *, surface: str = "backchannel"
+    ) -> None:
         """Bind the callback and its deadline.
 
         Args:
             callback: the transport to the operator.
             timeout_s: how long the operator may take; usually
                 `ApprovalConfig.backchannel_timeout_s`.
+            surface: what the audit log and metrics call this surface: `backchannel` for an
+                embedding application's callback, `web` for `serve`'s operator API.
 
         Raises:
             ValueError: `timeout_s` is not positive.
@@ -430,6 +434,8 @@ class Backchannel:
         self._callback = callback
         self.timeout_s = timeout_s
         """Seconds the operator may take before the runtime denies."""
+        self.surface = surface
+        """The audit log's `surface` for the answers this back-channel returns."""
 
     async def ask(self, request: ApprovalRequest) -> SurfaceAnswer | None:
         """Await the operator's answer for at most `timeout_s` seconds.
@@ -438,7 +444,7 @@ class Backchannel:
             request: the call, with its arguments already redacted.
 
         Returns:
-            The answer with surface `backchannel` (and `decided_by` `backchannel` if the
+            The answer with this back-channel's `surface` (and `decided_by` the surface if the
             callback left it empty), or `None` when no decision arrived.
         """
         try:
@@ -452,4 +458,4 @@ class Backchannel:
             return None
         if not isinstance(answer, SurfaceAnswer):
             return None
-        return replace(answer, surface="backchannel", decided_by=answer.decided_by or "backchannel")
+        return replace(answer, surface=self.surface, decided_by=answer.decided_by or self.surface)

@@ -69,6 +69,14 @@ class Correlation:
     turn_id: str
     channel: str
     agent_alias: str
+    conversation_id: str | None = None
+    """The conversation the turn belongs to, in its shown (redacted) form: a client chose it.
+    None for a one-off turn, whose conversation is the turn itself."""
+
+    @property
+    def conversation(self) -> str:
+        """`gen_ai.conversation.id` / `session.id`: the conversation, else the turn."""
+        return self.conversation_id if self.conversation_id is not None else self.turn_id
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -92,7 +92,7 @@ _OTHER = "other"
 # The values these free-string fields take today (approval/surfaces.py, turn/loop_detection.py);
 # importing those enums would make observability depend on turn/, against DESIGN §1.
 _DECISIONS = frozenset({"yes", "no", "always", "replace", "approved"})
-_SURFACES = frozenset({"cli", "scenario", "backchannel", "runtime"})
+_SURFACES = frozenset({"cli", "scenario", "backchannel", "web", "runtime"})
 _LOOP_KINDS = frozenset({"repeat", "ping_pong", "no_progress"})
 _LOOP_SEVERITIES = frozenset({"warning", "block", "abort"})
 _TOOL_RESULT_SURFACE = "tool_result"

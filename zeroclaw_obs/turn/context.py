@@ -229,6 +229,9 @@ class TurnState:
 
     channel: str = "cli"
     """The channel the message came in on; delivery defaults and spans read it."""
+    conversation_id: str | None = None
+    """The conversation this turn continues (server mode); None for a one-off turn. Spans carry
+    it, redacted, as `gen_ai.conversation.id` and `session.id`."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     """The provider-visible history (OpenAI-style), system message first when there is one.

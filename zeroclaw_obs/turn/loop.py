@@ -87,8 +87,15 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
         asyncio.CancelledError: a cancellation this turn's scope did not request.
     """
     shown = execution.shown
+    # A client chose the conversation id: a payload like any other before a span shows it.
+    conversation = state.conversation_id
     state.correlation = Correlation(
-        turn_id=state.turn_id, channel=state.channel, agent_alias=shown.alias
+        turn_id=state.turn_id,
+        channel=state.channel,
+        agent_alias=shown.alias,
+        conversation_id=(
+            None if conversation is None else execution.redactor.redact_text(conversation)
+        ),
     )
     state.loop_detector = LoopDetector(execution.config.loop_ignore_tools)
     start, start_ns = time.perf_counter(), time.time_ns()
@@ -321,6 +328,8 @@ class _SystemPrompt:
                 specs = [self._shown_spec(spec, self._redactor) for spec in specs]
             parts.append(build_tool_instructions(specs))
         content = "\n\n".join(parts)
+        if self._index is None and messages and messages[0].get("role") == "system":
+            self._index = 0  # an earlier turn of the conversation installed it
         if self._index is None:
             if not content:
                 return
