@@ -1,4 +1,4 @@
-"""The `zeroclaw-obs` command: `run` a scenario, the built-in `demo`, `load`, and `redact scan`.
+"""The `zeroclaw-obs` command: `run`, the built-in `demo`, `load`, `serve`, and `redact scan`.
 
 `run` takes a scenario, an agent file (a real `provider:` section, DESIGN §7), or no file at
 all with `--provider openai|anthropic --base-url URL --model M`; those flags override the
@@ -37,7 +37,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -70,6 +70,15 @@ from .load import (
     progress_line,
     run_load,
 )
+from .load_http import (
+    TOKEN_ENV,
+    HttpTarget,
+    check_target,
+    parse_target,
+    read_token,
+    run_http_load,
+    target_client,
+)
 from .observability.events import TurnOutcomeKind
 from .observability.observer import Observer
 from .observability.telemetry import (
@@ -84,6 +93,7 @@ from .redaction import Redactor
 from .replay import Replay, build_replay, resolve_api_key
 from .scan import ScanError, scan_paths
 from .scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
+from .server.command import add_serve_parser, serve_command
 from .tools.python_tools import import_python_tools
 from .turn.loop import TurnOutcome
 
@@ -108,6 +118,17 @@ DEMO_TRACES = "zeroclaw-traces.jsonl"
 SHUTDOWN_TIMEOUT_S = 5.0
 LOAD_DIR = Path("scenarios")
 LOAD_METRICS_PORT = 9464
+LOAD_METRICS_HOST = "127.0.0.1"
+LOAD_IN_PROCESS_FLAGS = (
+    ("--metrics-port", "metrics_port"),
+    ("--metrics-host", "metrics_host"),
+    ("--otlp-json", "otlp_json"),
+    ("--metrics-out", "metrics_out"),
+    ("--logs-out", "logs_out"),
+    ("--receipt-key-file", "receipt_key_file"),
+    ("--config", "config"),
+)
+"""`load` flags of the in-process run only: with `--target` the server owns the telemetry."""
 
 
 def exit_code(outcome: TurnOutcome) -> int:
@@ -148,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
     _add_common(demo)
     _add_load(commands)
+    add_serve_parser(commands, _add_telemetry_files)
     redact = commands.add_parser("redact", help="redaction tools")
     redact_commands = redact.add_subparsers(dest="redact_command", required=True)
     scan = redact_commands.add_parser(
@@ -228,14 +250,26 @@ def _add_load(commands: Any) -> None:
     load.add_argument(
         "--metrics-port",
         type=int,
-        default=LOAD_METRICS_PORT,
         help=f"serve /metrics on this port ({LOAD_METRICS_PORT}; 0: any free port)",
     )
-    load.add_argument(
-        "--metrics-host", default="127.0.0.1", help="address /metrics binds (127.0.0.1)"
-    )
+    load.add_argument("--metrics-host", help=f"address /metrics binds ({LOAD_METRICS_HOST})")
     load.add_argument(
         "--progress", action="store_true", help="a refreshing line of rate and outcomes on stderr"
+    )
+    load.add_argument(
+        "--target",
+        metavar="URL",
+        help="drive a running `zeroclaw-obs serve` at URL over HTTP instead of in-process",
+    )
+    load.add_argument(
+        "--token-file",
+        type=Path,
+        help=f"with --target: file holding the server's bearer token (default: ${TOKEN_ENV})",
+    )
+    load.add_argument(
+        "--approve",
+        action="store_true",
+        help="with --target: answer yes to every approval the server asks (default: its timeout)",
     )
     _add_telemetry_files(load)
     load.add_argument("--quiet", action="store_true", help="nothing on stderr but errors")
@@ -329,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.command == "load":
                 return _load(args, guard, phase)
+            if args.command == "serve":
+                return serve_command(args, guard, phase)
             return _run_command(args, guard, phase)
         except BaseException as exc:
             interrupted = guard.interrupted_by(exc)
@@ -480,19 +516,25 @@ class _LoadPlan:
     redactor: Redactor
     key: bytes | None
     outputs: _Outputs
+    target: HttpTarget | None = None
+    """With `--target`: the server the turns go to; None replays them in this process."""
 
 
 def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
     """`load`: 0 when the duration ends or on SIGTERM, 130 on Ctrl-C, 2 on bad input.
 
     A signal during the (bounded) final flush cuts it short: the staged files are removed, so
-    no output is left half-written, and the exit code names that signal.
+    no output is left half-written, and the exit code names that signal. With `--target` the
+    turns go to a server (`_load_target`); an unreachable server or a refused token is bad
+    input too.
     """
     phase.phase = "before the load started; no output file written"
     try:
         plan = _prepare_load(args)
     except BadInputError as exc:
         return _bad_input(str(exc))
+    if plan.target is not None:
+        return _load_target(plan, args, guard, phase)
     staging = _Staging(plan.outputs)
     telemetry: Telemetry | None = None
     try:
@@ -500,8 +542,8 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
             telemetry = setup_telemetry(
                 TelemetryOptions(
                     otlp_json=staging.otlp_json,
-                    metrics_port=args.metrics_port,
-                    metrics_host=args.metrics_host,
+                    metrics_port=_or(args.metrics_port, LOAD_METRICS_PORT),
+                    metrics_host=_or(args.metrics_host, LOAD_METRICS_HOST),
                     logs=staging.logs,
                     # The tree keeps the turns it draws: over a long run it would only grow.
                     trace_tree=False,
@@ -543,13 +585,55 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
     return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
 
 
+def _load_target(
+    plan: _LoadPlan, args: argparse.Namespace, guard: SignalGuard, phase: _Phase
+) -> int:
+    """`load --target`: the turns go to a server; nothing is exported or written here.
+
+    The target is checked first (reachable, the token accepted, not draining): a failure is one
+    line and exit 2, before any turn starts.
+    """
+    assert plan.target is not None
+    progress = LoadProgress(sys.stderr) if args.progress and not args.quiet else None
+
+    def announce() -> None:
+        phase.phase = "during the load"
+        if not args.quiet:
+            shown_dir = plan.redactor.redact_text(str(args.dir))  # paths and URLs: operator text
+            print(
+                f"load: {len(plan.scenarios)} scenario(s) from {shown_dir}; "
+                f"turns to {plan.redactor.redact_text(plan.target.url)}"
+                + (" (approving every approval)" if plan.target.approve else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+
+    try:
+        report = asyncio.run(_drive_http_load(plan, progress, guard, announce))
+    except BadInputError as exc:
+        return _bad_input(plan.redactor.redact_text(str(exc)))
+    _report_load(report, None, plan.redactor, summary=not args.quiet and progress is None)
+    return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
+
+
 def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
     """Validate the flags, the config, the key and every scenario file before anything starts.
 
     Raises:
         BadInputError: a flag value, the config, the key file, a scenario file (named, with
-            its field) or an output path is invalid.
+            its field) or an output path is invalid; with `--target`, the URL or the token is,
+            or a flag of the in-process run only was given.
     """
+    if args.target is None:
+        for name, dest in (("--token-file", "token_file"), ("--approve", "approve")):
+            if getattr(args, dest):
+                raise BadInputError(f"{name}: only with --target URL")
+    else:
+        for name, dest in LOAD_IN_PROCESS_FLAGS:
+            if getattr(args, dest) is not None:
+                raise BadInputError(
+                    f"{name}: not with --target (the server exports its own telemetry)"
+                )
     try:
         options = LoadOptions(
             rate=args.rate,
@@ -560,8 +644,13 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         )
     except ValueError as exc:
         raise BadInputError(f"--{exc}") from exc
-    if not 0 <= args.metrics_port <= 65535:
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
+    target = None
+    if args.target is not None:
+        url = parse_target(args.target)
+        token, token_source = read_token(args.token_file)
+        target = HttpTarget(url=url, token=token, token_source=token_source, approve=args.approve)
     base = load_config_file(args.config) if args.config is not None else None
     key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
     scenarios = [
@@ -581,8 +670,18 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
     )
     _check_writable(outputs.by_flag())
     return _LoadPlan(
-        scenarios=scenarios, options=options, redactor=redactor, key=key, outputs=outputs
+        scenarios=scenarios,
+        options=options,
+        redactor=redactor,
+        key=key,
+        outputs=outputs,
+        target=target,
     )
+
+
+def _or(value: Any, default: Any) -> Any:
+    """`value`, or `default` when the flag was not given (None)."""
+    return default if value is None else value
 
 
 def _telemetry_error(exc: Exception, args: argparse.Namespace) -> str:
@@ -597,12 +696,8 @@ def _telemetry_error(exc: Exception, args: argparse.Namespace) -> str:
     )
 
 
-async def _drive_load(
-    plan: _LoadPlan, observer: Observer, progress: LoadProgress | None, guard: SignalGuard
-) -> LoadReport:
-    """Run the load: SIGTERM stops it gracefully, SIGINT (or a second signal) at once; one
-    more signal cancels the run itself."""
-    stop = LoadStop()
+def _stop_on_signals(stop: LoadStop) -> Callable[[int], None]:
+    """SIGTERM stops the load gracefully, SIGINT (or a second signal) at once."""
     signals: list[int] = []
 
     def request(signum: int) -> None:
@@ -610,7 +705,16 @@ async def _drive_load(
         graceful = signum == signal.SIGTERM and len(signals) == 1
         stop.request(StopReason.TERMINATED if graceful else StopReason.INTERRUPTED)
 
-    with guard.in_loop(request, patience=2):
+    return request
+
+
+async def _drive_load(
+    plan: _LoadPlan, observer: Observer, progress: LoadProgress | None, guard: SignalGuard
+) -> LoadReport:
+    """Run the load: SIGTERM stops it gracefully, SIGINT (or a second signal) at once; one
+    more signal cancels the run itself."""
+    stop = LoadStop()
+    with guard.in_loop(_stop_on_signals(stop), patience=2):
         return await run_load(
             plan.scenarios,
             plan.options,
@@ -622,13 +726,48 @@ async def _drive_load(
         )
 
 
+async def _drive_http_load(
+    plan: _LoadPlan,
+    progress: LoadProgress | None,
+    guard: SignalGuard,
+    announce: Callable[[], None],
+) -> LoadReport:
+    """Check the target, `announce` the run, then drive it with the signals of `_drive_load`.
+
+    Raises:
+        TargetError: the target is unreachable, refuses the token or is draining.
+    """
+    assert plan.target is not None
+    stop = LoadStop()
+    async with target_client(plan.target, plan.options.concurrency) as client:
+        await check_target(client, plan.target)
+        announce()
+        with guard.in_loop(_stop_on_signals(stop), patience=2):
+            return await run_http_load(
+                plan.scenarios,
+                plan.options,
+                client=client,
+                approve=plan.target.approve,
+                progress=progress,
+                stop=stop,
+            )
+
+
 def _report_load(
-    report: LoadReport, telemetry: Telemetry, redactor: Redactor, *, summary: bool
+    report: LoadReport, telemetry: Telemetry | None, redactor: Redactor, *, summary: bool
 ) -> None:
     """Telemetry losses and failing scenario files (always), then the summary line.
 
     File names are operator text, so they pass the redactor; the rest is counts and our words.
+    Without `telemetry` (`--target`), failures are keyed by a fixed reason
+    (`load_http.run_http_load`), not by file.
     """
+    if telemetry is None:
+        for reason, count in sorted(report.failures.items()):
+            print(f"load: {count} turn(s) {reason}", file=sys.stderr)
+        if summary:
+            print(progress_line(report), file=sys.stderr, flush=True)
+        return
     if (loss := telemetry.loss_summary()) is not None:
         print(loss, file=sys.stderr)
     for raw_source, count in sorted(report.failures.items()):

@@ -1,0 +1,493 @@
+"""Conversations, turns and their event streams: server mode without the HTTP.
+
+One `ServerRuntime` serves one agent. The agent's stable parts (registry, MCP servers, provider
+binding, redactor, observer, receipts) are built once, like `run` builds them
+(`replay.build_replay`). What belongs to a conversation lives in its `Conversation`: the
+history, the approval session (`always` allowlist, scripted answers) and the deferred tools
+`tool_search` activated; each turn gets a `ResolvedAgentExecution` that is the agent's with
+those three swapped in, so nothing of one conversation is seen by another.
+
+A `TurnHandle` keeps a turn's events (TurnEvents as `--events-out` writes them, plus
+`approval_request`, `approval_decided` and a last `turn_end`) so a client that connects late
+still gets the turn from its start; `OperatorFeed` fans every event out to the operator page.
+
+Risky part: memory in a process that lives for weeks. Conversations are evicted when idle and
+beyond `max_conversations`; a conversation's history keeps at most `max_history_messages`
+(oldest whole turns first); finished turns are kept for `keep_finished_turns`; the operator
+feed drops a subscriber that falls 1,000 events behind; the audit log keeps the newest entries
+in memory (the file has them all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..approval import ApprovalManager, AuditLog, Backchannel
+from ..config import ApprovalMode
+from ..errors import BadInputError
+from ..observability.observer import Observer
+from ..redaction import Redactor
+from ..replay import Replay, build_provider, build_replay, connected_mcp_servers
+from ..scenario import Scenario
+from ..tools.deferred import ActivatedToolSet
+from ..turn.context import ResolvedAgentExecution, TurnState, new_turn_id
+from ..turn.events import TurnEvent
+from ..turn.loop import run_tool_call_loop
+from .approvals import ApprovalBroker
+
+__all__ = [
+    "CONVERSATION_ID",
+    "Conversation",
+    "OperatorFeed",
+    "ServeSettings",
+    "ServerError",
+    "ServerRuntime",
+    "TurnHandle",
+]
+
+_log = logging.getLogger("zeroclaw_obs.server")
+
+CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""What a client may name a conversation (it reaches spans, redacted, and URLs)."""
+
+FEED_LAG_LIMIT = 1000
+"""Events an operator-stream subscriber may fall behind before it is disconnected."""
+
+PING_S = 15.0
+"""Seconds between SSE comment lines on an idle stream."""
+
+
+class ServeSettings(BaseModel):
+    """The bounds and timeouts of one server (`serve` flags)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_conversations: int = Field(1000, ge=1)
+    conversation_idle_s: float = Field(3600.0, gt=0, allow_inf_nan=False)
+    max_history_messages: int = Field(200, ge=4)
+    max_running_turns: int = Field(256, ge=1)
+    max_body_bytes: int = Field(1_048_576, ge=1024)
+    drain_timeout_s: float = Field(30.0, ge=0, allow_inf_nan=False)
+    keep_finished_turns: int = Field(1000, ge=1)
+
+
+class ServerError(Exception):
+    """A request the runtime refuses: HTTP status, error code, one line naming the field."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class TurnHandle:
+    """One turn as clients see it: status, outcome and every event so far, in order."""
+
+    def __init__(self, turn_id: str, conversation_id: str, feed: OperatorFeed) -> None:
+        self.turn_id = turn_id
+        self.conversation_id = conversation_id
+        self.events: list[dict[str, Any]] = []
+        """Every event of the turn, JSON-ready, in order; `turn_end` is last once done."""
+        self.outcome: str | None = None
+        self.text: str | None = None
+        self.state: TurnState | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._feed = feed
+        self._changed = asyncio.Event()
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is not None
+
+    def status(self) -> dict[str, Any]:
+        """`GET /v1/turns/{turn_id}`."""
+        return {
+            "turn_id": self.turn_id,
+            "conversation_id": self.conversation_id,
+            "status": "done" if self.done else "running",
+            "outcome": self.outcome,
+            "text": self.text,
+        }
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Append one event and wake every follower (never blocks, never raises)."""
+        if self.done:
+            return  # nothing follows `turn_end`
+        self.events.append(event)
+        self._feed.publish(self, event)
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def on_turn_event(self, event: TurnEvent) -> None:
+        """The turn's `EventSink`."""
+        self.publish(event.to_json_dict())
+
+    def finish(self, outcome: str, text: str) -> None:
+        """Publish `turn_end`; the handle is done."""
+        self.publish({"type": "turn_end", "outcome": outcome, "text": text})
+        self.outcome, self.text = outcome, text
+
+    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]] | None]:
+        """Events numbered from 1, those after `after` first, then live; None every `PING_S`
+        while idle; ends after `turn_end`."""
+        index = max(0, after)
+        while True:
+            changed = self._changed
+            while index < len(self.events):
+                index += 1
+                yield index, self.events[index - 1]
+            if self.done:
+                return
+            try:
+                await asyncio.wait_for(changed.wait(), PING_S)
+            except TimeoutError:
+                yield None
+
+
+class _Subscriber:
+    def __init__(self) -> None:
+        self.queue: collections.deque[dict[str, Any]] = collections.deque()
+        self.wake = asyncio.Event()
+        self.closed = False
+
+
+class OperatorFeed:
+    """Every event of every turn, with its `turn_id`, for the operator stream (`/v1/events`)."""
+
+    def __init__(self) -> None:
+        self._subscribers: set[_Subscriber] = set()
+
+    def publish(self, turn: TurnHandle, event: dict[str, Any]) -> None:
+        if not self._subscribers:
+            return
+        tagged = {**event, "turn_id": turn.turn_id}
+        for subscriber in list(self._subscribers):
+            self._push(subscriber, tagged)
+
+    def _push(self, subscriber: _Subscriber, event: dict[str, Any]) -> None:
+        if len(subscriber.queue) >= FEED_LAG_LIMIT:
+            subscriber.closed = True  # too slow: it reconnects and replays what is running
+            self._subscribers.discard(subscriber)
+        else:
+            subscriber.queue.append(event)
+        subscriber.wake.set()
+
+    async def follow(self, running: list[TurnHandle]) -> AsyncIterator[dict[str, Any] | None]:
+        """The running turns' events so far, then every event live; None every `PING_S`."""
+        subscriber = _Subscriber()
+        for turn in running:  # no await between the replay and the subscription
+            for event in turn.events:
+                subscriber.queue.append({**event, "turn_id": turn.turn_id})
+        self._subscribers.add(subscriber)
+        try:
+            while True:
+                while subscriber.queue:
+                    yield subscriber.queue.popleft()
+                if subscriber.closed:
+                    return
+                subscriber.wake.clear()
+                try:
+                    await asyncio.wait_for(subscriber.wake.wait(), PING_S)
+                except TimeoutError:
+                    yield None
+        finally:
+            self._subscribers.discard(subscriber)
+
+    def close(self) -> None:
+        """End every operator stream (at shutdown)."""
+        for subscriber in list(self._subscribers):
+            subscriber.closed = True
+            subscriber.wake.set()
+        self._subscribers.clear()
+
+
+@dataclasses.dataclass(eq=False)
+class Conversation:
+    """What one conversation keeps between its turns; never shared with another."""
+
+    id: str
+    approval: ApprovalManager
+    activated: ActivatedToolSet = dataclasses.field(default_factory=ActivatedToolSet)
+    messages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """The provider-visible history across turns (the system message first)."""
+    turn_starts: list[int] = dataclasses.field(default_factory=list)
+    """Where each kept turn's messages begin in `messages`."""
+    running: TurnHandle | None = None
+    last_used: float = dataclasses.field(default_factory=time.monotonic)
+
+    def trim(self, limit: int) -> None:
+        """Drop the oldest whole turns until at most `limit` messages remain (the latest turn
+        and the system message always stay)."""
+        while len(self.messages) > limit and len(self.turn_starts) > 1:
+            start, end = self.turn_starts[0], self.turn_starts[1]
+            del self.messages[start:end]
+            removed = end - start
+            self.turn_starts = [start] + [s - removed for s in self.turn_starts[2:]]
+
+
+class ServerRuntime:
+    """Runs the turns of one agent for many conversations (see the module docstring)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        settings: ServeSettings,
+        *,
+        source: str,
+        observer: Observer,
+        redactor: Redactor,
+        audit: AuditLog,
+        receipt_key: bytes | None = None,
+        metrics: Callable[[bool], bytes] | None = None,
+    ) -> None:
+        """Build the agent once.
+
+        Raises:
+            ConfigError: a Python tool cannot be imported or a provider key is missing.
+        """
+        approval = scenario.config.approval
+        if approval.mode is ApprovalMode.INTERACTIVE:
+            # No terminal in a server: whoever would have been asked is asked on the web.
+            approval = approval.model_copy(update={"mode": ApprovalMode.BACKCHANNEL})
+            config = scenario.config.model_copy(update={"approval": approval})
+            scenario = scenario.model_copy(update={"config": config})
+        self.scenario = scenario
+        self.settings = settings
+        self.source = source
+        self.redactor = redactor
+        self.audit = audit
+        self.metrics = metrics
+        self.feed = OperatorFeed()
+        self.approvals = ApprovalBroker(redactor, self.turn, self.feed)
+        self._replay: Replay = build_replay(
+            scenario,
+            source=source,
+            observer=observer,
+            redactor=redactor,
+            receipt_key=receipt_key,
+            audit=audit,
+        )
+        self._agent: ResolvedAgentExecution = self._replay.execution
+        self._conversations: collections.OrderedDict[str, Conversation] = collections.OrderedDict()
+        self._turns: collections.OrderedDict[str, TurnHandle] = collections.OrderedDict()
+        self._running: set[TurnHandle] = set()
+        self._mcp: contextlib.AsyncExitStack | None = None
+        self.draining = False
+
+    # -- life ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect the real MCP servers, kept for the process (closed by `aclose`).
+
+        Raises:
+            BadInputError: a server could not be started (one line, as `run` says it).
+        """
+        stack = contextlib.AsyncExitStack()
+        servers = await stack.enter_async_context(connected_mcp_servers(self._replay))
+        self._agent.mcp_servers.extend(servers)
+        self._mcp = stack
+
+    async def aclose(self) -> None:
+        """Cancel what still runs, end every stream, close MCP servers and the provider."""
+        self.draining = True
+        self.cancel_all()
+        await self._wait_running(5.0)
+        self.feed.close()
+        if self._mcp is not None:
+            stack, self._mcp = self._mcp, None
+            await stack.aclose()
+        await self._agent.provider.aclose()
+
+    def cancel_all(self) -> None:
+        """Cancel every running turn (each ends as `cancelled`, its open cards closed)."""
+        for handle in list(self._running):
+            if handle.state is not None:
+                handle.state.cancellation.cancel()
+
+    async def drain(self, timeout_s: float) -> None:
+        """Take no new turn; give running ones `timeout_s`, then cancel them."""
+        self.draining = True
+        if not await self._wait_running(timeout_s):
+            self.cancel_all()
+            await self._wait_running(5.0)
+        self.feed.close()
+
+    async def _wait_running(self, timeout_s: float) -> bool:
+        tasks = [h.task for h in self._running if h.task is not None]
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        return not pending
+
+    # -- turns -----------------------------------------------------------------------------
+
+    @property
+    def running_turns(self) -> int:
+        return len(self._running)
+
+    def turn(self, turn_id: str) -> TurnHandle | None:
+        """A running or recently finished turn."""
+        return self._turns.get(turn_id)
+
+    def running(self) -> list[TurnHandle]:
+        """The running turns, oldest first."""
+        return [h for h in self._turns.values() if not h.done]
+
+    def start_turn(self, message: str, conversation_id: str | None) -> TurnHandle:
+        """Start a turn of `conversation_id` (a new conversation when None).
+
+        Raises:
+            ServerError: draining (503), too many running turns (429), a malformed id (400),
+                or a turn of that conversation still running (409).
+        """
+        if self.draining:
+            raise ServerError(503, "draining", "the server is shutting down")
+        if len(self._running) >= self.settings.max_running_turns:
+            raise ServerError(429, "too_many_turns", "too many turns are running; retry later")
+        conversation = self._conversation(conversation_id)
+        if conversation.running is not None:
+            raise ServerError(409, "conversation_busy", "a turn of this conversation is running")
+        handle = TurnHandle(new_turn_id(), conversation.id, self.feed)
+        execution = dataclasses.replace(
+            self._agent,
+            provider=self._turn_provider(),
+            approval=conversation.approval,
+            activated=conversation.activated,
+        )
+        conversation.turn_starts.append(len(conversation.messages))
+        state = TurnState(
+            user_message=message,
+            turn_id=handle.turn_id,
+            channel=self._channel(),
+            conversation_id=conversation.id,
+            messages=conversation.messages,
+            events=handle.on_turn_event,
+        )
+        handle.state = state
+        conversation.running = handle
+        self._remember(handle)
+        self._running.add(handle)
+        handle.publish(
+            {
+                "type": "turn_start",
+                "conversation_id": conversation.id,
+                "message": self.redactor.redact_text(message),
+            }
+        )
+        handle.task = asyncio.create_task(self._run(handle, conversation, execution, state))
+        return handle
+
+    async def _run(
+        self,
+        handle: TurnHandle,
+        conversation: Conversation,
+        execution: ResolvedAgentExecution,
+        state: TurnState,
+    ) -> None:
+        outcome, text = "error", "Turn failed."
+        try:
+            await self._reconnect_lost_servers()
+            result = await run_tool_call_loop(execution, state)
+            outcome, text = result.kind.value, self.redactor.redact_text(result.text)
+        except BadInputError as exc:  # a scripted provider ran out of responses
+            text = self.redactor.redact_text(str(exc).splitlines()[0])
+        except asyncio.CancelledError:
+            outcome, text = "cancelled", "Turn cancelled."
+        except Exception as exc:
+            # The type only: a message may quote a payload.
+            _log.error("turn %s failed: %s", handle.turn_id, type(exc).__name__)
+        finally:
+            if execution.provider is not self._agent.provider:
+                with contextlib.suppress(Exception):
+                    await execution.provider.aclose()
+            handle.finish(outcome, text)
+            handle.state = None
+            conversation.running = None
+            conversation.last_used = time.monotonic()
+            conversation.trim(self.settings.max_history_messages)
+            self._running.discard(handle)
+
+    async def _reconnect_lost_servers(self) -> None:
+        for server in self._agent.mcp_servers:
+            connection = server.connection
+            if connection is not None and not connection.available:
+                await connection.ensure_connected()
+
+    def _turn_provider(self) -> Any:
+        """A scripted provider replays its responses from the start for every turn; a real
+        one is shared (one pooled client)."""
+        if self.scenario.provider.real:
+            return self._agent.provider
+        return build_provider(self.scenario.provider, self.scenario.responses, source=self.source)
+
+    def _channel(self) -> str:
+        channel = self.scenario.agent.channel
+        return "http" if channel == "cli" else channel
+
+    def _remember(self, handle: TurnHandle) -> None:
+        self._turns[handle.turn_id] = handle
+        while len(self._turns) > self.settings.keep_finished_turns:
+            oldest = next(iter(self._turns.values()))
+            if not oldest.done:
+                break  # running turns are never forgotten; the bound holds once they end
+            self._turns.popitem(last=False)
+
+    # -- conversations ---------------------------------------------------------------------
+
+    @property
+    def conversation_count(self) -> int:
+        return len(self._conversations)
+
+    def _conversation(self, conversation_id: str | None) -> Conversation:
+        if conversation_id is not None and not CONVERSATION_ID.fullmatch(conversation_id):
+            raise ServerError(
+                400,
+                "bad_request",
+                "conversation_id: must be 1-128 characters of A-Z a-z 0-9 . _ : -",
+            )
+        self._evict()
+        cid = conversation_id or new_turn_id()
+        conversation = self._conversations.get(cid)
+        if conversation is None:
+            conversation = Conversation(cid, approval=self._approval_session())
+            self._conversations[cid] = conversation
+        self._conversations.move_to_end(cid)
+        conversation.last_used = time.monotonic()
+        return conversation
+
+    def _approval_session(self) -> ApprovalManager:
+        config = self.scenario.config.approval
+        backchannel = Backchannel(self.approvals.ask, config.backchannel_timeout_s, surface="web")
+        return ApprovalManager(config, audit=self.audit, backchannel=backchannel)
+
+    def _evict(self) -> None:
+        """Drop idle conversations, then the least recently used idle ones beyond the bound."""
+        now = time.monotonic()
+        idle_s = self.settings.conversation_idle_s
+        for cid, conversation in list(self._conversations.items()):
+            if conversation.running is None and now - conversation.last_used > idle_s:
+                del self._conversations[cid]
+        excess = len(self._conversations) - self.settings.max_conversations + 1
+        for cid, conversation in list(self._conversations.items()):
+            if excess <= 0:
+                break
+            if conversation.running is None:
+                del self._conversations[cid]
+                excess -= 1
+
+    def history(self, conversation_id: str) -> list[dict[str, Any]] | None:
+        """A conversation's history (tests and debugging); None when unknown or evicted."""
+        conversation = self._conversations.get(conversation_id)
+        return None if conversation is None else json.loads(json.dumps(conversation.messages))
