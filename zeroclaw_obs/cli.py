@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import ValidationError
 
@@ -70,15 +70,6 @@ from .load import (
     progress_line,
     run_load,
 )
-from .load_http import (
-    TOKEN_ENV,
-    HttpTarget,
-    check_target,
-    parse_target,
-    read_token,
-    run_http_load,
-    target_client,
-)
 from .observability.events import TurnOutcomeKind
 from .observability.observer import Observer
 from .observability.telemetry import (
@@ -96,6 +87,9 @@ from .scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
 from .server.command import add_serve_parser, serve_command
 from .tools.python_tools import import_python_tools
 from .turn.loop import TurnOutcome
+
+if TYPE_CHECKING:  # httpx is imported only when `load --target` runs
+    from . import load_http
 
 __all__ = [
     "EXIT_ABORTED",
@@ -264,7 +258,7 @@ def _add_load(commands: Any) -> None:
     load.add_argument(
         "--token-file",
         type=Path,
-        help=f"with --target: file holding the server's bearer token (default: ${TOKEN_ENV})",
+        help="with --target: file holding the server's bearer token (default: $ZEROCLAW_TOKEN)",
     )
     load.add_argument(
         "--approve",
@@ -516,7 +510,9 @@ class _LoadPlan:
     redactor: Redactor
     key: bytes | None
     outputs: _Outputs
-    target: HttpTarget | None = None
+    metrics_port: int = LOAD_METRICS_PORT
+    metrics_host: str = LOAD_METRICS_HOST
+    target: load_http.HttpTarget | None = None
     """With `--target`: the server the turns go to; None replays them in this process."""
 
 
@@ -542,8 +538,8 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
             telemetry = setup_telemetry(
                 TelemetryOptions(
                     otlp_json=staging.otlp_json,
-                    metrics_port=_or(args.metrics_port, LOAD_METRICS_PORT),
-                    metrics_host=_or(args.metrics_host, LOAD_METRICS_HOST),
+                    metrics_port=plan.metrics_port,
+                    metrics_host=plan.metrics_host,
                     logs=staging.logs,
                     # The tree keeps the turns it draws: over a long run it would only grow.
                     trace_tree=False,
@@ -552,7 +548,7 @@ def _load(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) -> int:
                 redactor=plan.redactor,
             )
         except (BadInputError, OSError) as exc:
-            return _bad_input(_telemetry_error(exc, args))
+            return _bad_input(_telemetry_error(exc, plan))
         if not args.quiet and telemetry.metrics_server is not None:
             shown_dir = plan.redactor.redact_text(str(args.dir))  # a path is operator text
             print(
@@ -648,6 +644,8 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
     target = None
     if args.target is not None:
+        from .load_http import HttpTarget, parse_target, read_token
+
         url = parse_target(args.target)
         token, token_source = read_token(args.token_file)
         target = HttpTarget(url=url, token=token, token_source=token_source, approve=args.approve)
@@ -675,23 +673,20 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         redactor=redactor,
         key=key,
         outputs=outputs,
+        metrics_port=LOAD_METRICS_PORT if args.metrics_port is None else args.metrics_port,
+        metrics_host=args.metrics_host or LOAD_METRICS_HOST,
         target=target,
     )
 
 
-def _or(value: Any, default: Any) -> Any:
-    """`value`, or `default` when the flag was not given (None)."""
-    return default if value is None else value
-
-
-def _telemetry_error(exc: Exception, args: argparse.Namespace) -> str:
+def _telemetry_error(exc: Exception, plan: _LoadPlan) -> str:
     """One line for a telemetry set-up failure: an `OTEL_*` variable, a file, or the port."""
     if not isinstance(exc, OSError):
         return str(exc)
     if exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     return (
-        f"--metrics-port {args.metrics_port}: cannot serve /metrics on {args.metrics_host}: "
+        f"--metrics-port {plan.metrics_port}: cannot serve /metrics on {plan.metrics_host}: "
         f"{exc.strerror or exc}"
     )
 
@@ -737,6 +732,8 @@ async def _drive_http_load(
     Raises:
         TargetError: the target is unreachable, refuses the token or is draining.
     """
+    from .load_http import check_target, run_http_load, target_client
+
     assert plan.target is not None
     stop = LoadStop()
     async with target_client(plan.target, plan.options.concurrency) as client:
