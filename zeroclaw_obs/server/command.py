@@ -23,8 +23,10 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
+from .._output_files import write_atomically
+from .._terminal import ENCODING, ENCODING_ERRORS
 from ..errors import BadInputError
 
 if TYPE_CHECKING:
@@ -91,13 +93,16 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
     redactor = build_redactor(scenario.config.redaction, source)
     telemetry = None
     audit = None
+    logs: TextIO | None = None
     try:
         try:
+            if args.logs_out is not None:
+                logs = open(args.logs_out, "w", encoding=ENCODING, errors=ENCODING_ERRORS)  # noqa: SIM115
             telemetry = setup_telemetry(
                 TelemetryOptions(
                     otlp_json=args.otlp_json,
                     metrics_port=args.metrics_port,
-                    logs=args.logs_out,
+                    logs=logs,
                     progress=None if args.quiet else sys.stderr,
                     trace_tree=False,  # it keeps every turn it draws: a server would only grow
                     env=default_exporter_env(os.environ, otlp_json=args.otlp_json),
@@ -127,6 +132,8 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
         telemetry.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
         if (loss := telemetry.loss_summary()) is not None:
             print(loss, file=sys.stderr)
+        if args.metrics_out is not None:
+            write_atomically(args.metrics_out, telemetry.metrics_text().decode("utf-8"))
         return exit_code
     except BadInputError as exc:
         return cli._bad_input(str(exc))
@@ -135,6 +142,8 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
             telemetry.shutdown(timeout_s=0.0)
         if audit is not None:
             audit.close()
+        if logs is not None:
+            logs.close()
 
 
 def _metrics(telemetry: Any, openmetrics: bool) -> bytes:
