@@ -232,6 +232,8 @@ class Conversation:
         and the system message always stay)."""
         while len(self.messages) > limit and len(self.turn_starts) > 1:
             start, end = self.turn_starts[0], self.turn_starts[1]
+            if start == 0 and self.messages[0].get("role") == "system":
+                start = 1  # the first turn installed it before its own messages
             del self.messages[start:end]
             removed = end - start
             self.turn_starts = [start] + [s - removed for s in self.turn_starts[2:]]

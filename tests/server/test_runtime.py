@@ -1,0 +1,193 @@
+"""`ServerRuntime` in-process: conversations, bounds and cancellation, without HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from zeroclaw_obs.approval import AuditLog, Decision
+from zeroclaw_obs.observability.observer import NoopObserver
+from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.scenario import parse_scenario
+from zeroclaw_obs.server.runtime import (
+    FEED_LAG_LIMIT,
+    OperatorFeed,
+    ServerError,
+    ServerRuntime,
+    ServeSettings,
+    TurnHandle,
+)
+
+ANSWER = {
+    "user": "hello",
+    "agent": {"alias": "ops"},
+    "system_prompt": "You are terse.",
+    "tools": [
+        {
+            "name": "lookup",
+            "description": "Look a word up",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "responses": [{"default": {"output": "found"}}],
+        }
+    ],
+    "config": {"approval": {"auto_approve": ["lookup"]}},
+    "responses": [
+        {"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]},
+        {"text": "done"},
+    ],
+}
+
+
+def runtime(data: dict[str, Any] = ANSWER, **settings: Any) -> ServerRuntime:
+    return ServerRuntime(
+        parse_scenario(data, "agent.yaml"),
+        ServeSettings(**settings),
+        source="agent.yaml",
+        observer=NoopObserver(),
+        redactor=Redactor(),
+        audit=AuditLog(keep_last=10),
+    )
+
+
+async def finish(handle: TurnHandle) -> TurnHandle:
+    assert handle.task is not None
+    await handle.task
+    return handle
+
+
+class TestConversations:
+    async def test_history_carries_over_and_stays_bounded(self):
+        """A conversation's turns share one history; the oldest whole turns go first and the
+        system message stays."""
+        server = runtime(max_history_messages=8)
+        first = await finish(server.start_turn("one", "c1"))
+        after_one = server.history("c1")
+        for message in ("two", "three"):
+            await finish(server.start_turn(message, "c1"))
+        history = server.history("c1")
+
+        assert first.done and after_one is not None and history is not None
+        assert 5 == len(after_one)  # system, user, assistant call, tool result, answer
+        assert len(history) <= 8
+        assert "system" == history[0]["role"]
+        assert ["three"] == [m["content"] for m in history if m["role"] == "user"]
+        assert 1 == sum(m["role"] == "system" for m in history)
+
+    async def test_conversations_never_share_history(self):
+        server = runtime()
+        await finish(server.start_turn("alpha", "a"))
+        await finish(server.start_turn("beta", "b"))
+
+        users = {
+            cid: [m["content"] for m in server.history(cid) or [] if m["role"] == "user"]
+            for cid in ("a", "b")
+        }
+        assert {"a": ["alpha"], "b": ["beta"]} == users
+
+    async def test_idle_conversations_are_evicted(self):
+        server = runtime(conversation_idle_s=0.05)
+        await finish(server.start_turn("one", "old"))
+        await asyncio.sleep(0.1)
+        await finish(server.start_turn("two", "new"))
+
+        assert None is server.history("old")
+        assert 1 == server.conversation_count
+
+    async def test_beyond_the_bound_the_least_recent_idle_one_goes(self):
+        server = runtime(max_conversations=2)
+        for cid in ("a", "b", "c"):
+            await finish(server.start_turn("hi", cid))
+
+        assert [None, True, True] == [server.history(cid) and True for cid in ("a", "b", "c")]
+
+    async def test_a_malformed_conversation_id_is_refused(self):
+        server = runtime()
+        with pytest.raises(ServerError) as info:
+            server.start_turn("hi", "has space")
+        assert (400, "bad_request") == (info.value.status, info.value.code)
+
+
+class TestTurns:
+    async def test_too_many_running_turns_is_429(self):
+        server = runtime(max_running_turns=1)
+        running = server.start_turn("one", None)
+        with pytest.raises(ServerError) as info:
+            server.start_turn("two", None)
+        await finish(running)
+
+        assert (429, "too_many_turns") == (info.value.status, info.value.code)
+
+    async def test_a_draining_server_takes_no_turn(self):
+        server = runtime()
+        await server.drain(1.0)
+        with pytest.raises(ServerError) as info:
+            server.start_turn("hi", None)
+        assert (503, "draining") == (info.value.status, info.value.code)
+
+    async def test_finished_turns_are_kept_up_to_the_bound(self):
+        server = runtime(keep_finished_turns=2)
+        handles = [await finish(server.start_turn("hi", None)) for _ in range(3)]
+
+        assert [None, "final", "final"] == [
+            (server.turn(h.turn_id) or TurnHandle("", "", OperatorFeed())).outcome for h in handles
+        ]
+
+    async def test_cancel_all_closes_every_open_card(self):
+        """A turn waiting for an operator is cancelled: its card closes, the approval leaves."""
+        data = {**ANSWER, "config": {"approval": {"mode": "backchannel"}}}
+        server = runtime(data)
+        handle = server.start_turn("hi", None)
+        while not server.approvals.pending():
+            await asyncio.sleep(0.01)
+        server.cancel_all()
+        await finish(handle)
+
+        kinds = [e["type"] for e in handle.events]
+        assert "cancelled" == handle.outcome
+        assert kinds.count("tool_call") == kinds.count("tool_result")
+        assert [] == server.approvals.pending()
+        assert (
+            "runtime"
+            == next(e for e in handle.events if e["type"] == "approval_decided")["surface"]
+        )
+
+    async def test_an_operator_name_is_redacted(self):
+        data = {**ANSWER, "config": {"approval": {"mode": "backchannel"}}}
+        server = runtime(data)
+        handle = server.start_turn("hi", None)
+        while not (pending := server.approvals.pending()):
+            await asyncio.sleep(0.01)
+        token = "ghp_" + "a1B2c3D4e5" * 4
+        server.approvals.decide(pending[0]["approval_id"], Decision.YES, operator=token)
+        await finish(handle)
+
+        decided = next(e for e in handle.events if e["type"] == "approval_decided")
+        assert token not in decided["decided_by"]
+        assert token not in str([entry for entry in server.audit.entries])
+
+
+class TestOperatorFeed:
+    async def test_a_subscriber_that_falls_behind_is_dropped(self):
+        feed = OperatorFeed()
+        turn = TurnHandle("t", "c", feed)
+        stream = feed.follow([])
+        first = asyncio.ensure_future(stream.__anext__())
+        await asyncio.sleep(0)
+        for n in range(FEED_LAG_LIMIT + 5):
+            turn.publish({"type": "chunk", "text": str(n)})
+        received = [await first]
+        received += [event async for event in stream]
+
+        assert FEED_LAG_LIMIT >= len(received)
+        assert {"type": "chunk", "text": "0", "turn_id": "t"} == received[0]
+
+    async def test_a_new_subscriber_replays_running_turns(self):
+        feed = OperatorFeed()
+        turn = TurnHandle("t", "c", feed)
+        turn.publish({"type": "turn_start"})
+        stream = feed.follow([turn])
+
+        assert {"type": "turn_start", "turn_id": "t"} == await stream.__anext__()
+        await stream.aclose()
