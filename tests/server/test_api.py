@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from zeroclaw_obs.approval.manager import runtime_denial_text
 
-from .conftest import ServeFactory, Served
+from .conftest import Served, ServeFactory
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 SHELL = SCENARIOS / "api_shell.yaml"
@@ -348,6 +349,28 @@ class TestShutdown:
         outcomes = [a["zeroclaw.turn.outcome"] for a in span_attributes(spans, "invoke_agent")]
         assert ["final"] == outcomes
 
+    def test_sigint_cancels_running_turns_and_exits_130(
+        self, serve_process: ServeFactory, tmp_path: Path
+    ):
+        """Ctrl-C does not wait: the running turn ends cancelled, its card closed."""
+        spans = tmp_path / "spans.jsonl"
+        served = serve_process(SCENARIOS / "api_slow.yaml", "--otlp-json", str(spans))
+        with served.client() as client:
+            turn = start_turn(client)
+            found: list[dict[str, Any]] = []
+            reader = threading.Thread(target=lambda: found.extend(events(client, turn["turn_id"])))
+            reader.start()
+            time.sleep(0.3)
+            code = served.stop(signal.SIGINT)
+            reader.join(30)
+
+        kinds = [e["type"] for e in found]
+        assert 130 == code
+        assert ("turn_end", "cancelled") == (found[-1]["type"], found[-1]["outcome"])
+        assert kinds.count("tool_call") == kinds.count("tool_result") == 1
+        outcomes = [a["zeroclaw.turn.outcome"] for a in span_attributes(spans, "invoke_agent")]
+        assert ["cancelled"] == outcomes
+
     def test_spans_name_the_conversation_not_the_turn(
         self, serve_process: ServeFactory, tmp_path: Path
     ):
@@ -376,3 +399,39 @@ def wait_for_draining(served: Served, client: httpx.Client) -> httpx.Response:
             return client.post("/v1/turns", json={"message": "late"})
         time.sleep(0.02)
     raise AssertionError("the server never started draining")
+
+
+class TestMcpServers:
+    def test_an_approval_shows_the_server_and_its_annotations(
+        self, serve_process: ServeFactory, tmp_path: Path
+    ):
+        """A real stdio MCP server, connected once at start: its destructive tool waits for an
+        operator, who sees the server and the annotations; `yes` runs it on the server."""
+        toolbox = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
+        scenario = tmp_path / "mcp.yaml"
+        scenario.write_text(
+            json.dumps(
+                {
+                    "user": "echo",
+                    "config": {"approval": {"mode": "backchannel"}},
+                    "mcp_servers": [
+                        {"name": "box", "command": sys.executable, "args": [str(toolbox)]}
+                    ],
+                    "responses": [
+                        {"tool_calls": [{"name": "box__fail", "arguments": {"reason": "nope"}}]},
+                        {"text": "done"},
+                    ],
+                }
+            )
+        )
+        served = serve_process(scenario)
+        with served.client() as client:
+            turn = start_turn(client)
+            approval = pending_approval(client, turn["turn_id"])
+            decide(client, approval["approval_id"], "yes")
+            found = events(client, turn["turn_id"])
+
+        assert ("box__fail", "box") == (approval["tool"], approval["server"])
+        assert {"destructiveHint": True} == approval["annotations"]
+        result = of_type(found, "tool_result")[0]
+        assert (False, True) == (result["success"], "nope" in result["output"])
