@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from zeroclaw_obs.config import (
     ApprovalAutonomy,
+    ApprovalConfig,
     RedactionSettings,
     RuntimeConfig,
     ToolFilterGroup,
@@ -251,3 +252,13 @@ class TestScrubParserMessage:
         if expected is not None:
             assert expected == scrubbed
         assert TOKEN[4:14] not in scrubbed
+
+
+class TestApprovalTimeout:
+    def test_timeout_s_is_the_backchannel_timeout(self):
+        """DESIGN §7 calls it `approval.timeout_s`; the field is `backchannel_timeout_s`."""
+        assert 2.5 == ApprovalConfig.model_validate({"timeout_s": 2.5}).backchannel_timeout_s
+
+    def test_both_names_at_once_are_refused(self):
+        with pytest.raises(ValidationError, match="not both"):
+            ApprovalConfig.model_validate({"timeout_s": 1, "backchannel_timeout_s": 2})

@@ -31,6 +31,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from .errors import ConfigError
@@ -174,7 +175,18 @@ class ApprovalConfig(_Model):
     answers: list[ApprovalAnswer] = Field(default_factory=list)
     """Scripted answers, replayed in order before any terminal is read."""
     backchannel_timeout_s: Annotated[float, Field(gt=0)] = 300.0
-    """How long a back-channel operator may take before the runtime denies (finite)."""
+    """How long a back-channel operator (`serve`'s web surface included) may take before the
+    runtime denies (finite). `timeout_s`, DESIGN §7's name for it, is accepted as a synonym."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _timeout_synonym(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "timeout_s" in data:
+            data = dict(data)
+            if "backchannel_timeout_s" in data:
+                raise ValueError("give timeout_s or backchannel_timeout_s, not both")
+            data["backchannel_timeout_s"] = data.pop("timeout_s")
+        return data
 
     @field_validator("auto_approve", "always_ask")
     @classmethod
