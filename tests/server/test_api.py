@@ -58,18 +58,29 @@ def of_type(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in found if e["type"] == kind]
 
 
-def span_attributes(path: Path, name_prefix: str) -> list[dict[str, Any]]:
-    """The attributes of every span whose name starts with `name_prefix` (OTLP/JSON lines)."""
+def spans_named(path: Path, name_prefix: str) -> list[dict[str, Any]]:
+    """Every span whose name starts with `name_prefix`, as OTLP/JSON (one line per export)."""
     found = []
     for line in path.read_text().splitlines():
         for resource in json.loads(line)["resourceSpans"]:
             for scope in resource["scopeSpans"]:
-                for span in scope["spans"]:
-                    if span["name"].startswith(name_prefix):
-                        found.append(
-                            {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
-                        )
+                found += [s for s in scope["spans"] if s["name"].startswith(name_prefix)]
     return found
+
+
+def span_durations(path: Path, name_prefix: str) -> list[float]:
+    return [
+        (int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])) / 1e9
+        for s in spans_named(path, name_prefix)
+    ]
+
+
+def span_attributes(path: Path, name_prefix: str) -> list[dict[str, Any]]:
+    """The attributes of every span whose name starts with `name_prefix` (OTLP/JSON lines)."""
+    return [
+        {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+        for span in spans_named(path, name_prefix)
+    ]
 
 
 class TestTurns:
@@ -154,6 +165,26 @@ class TestApprovals:
         assert [("yes", "web", "alice")] == [
             (e["decision"], e["surface"], e["decided_by"]) for e in entries
         ]
+
+    def test_the_await_approval_span_covers_the_wait(
+        self, serve_process: ServeFactory, tmp_path: Path
+    ):
+        """The operator's time is on `await_approval` (surface `web`), never on the tool span."""
+        spans = tmp_path / "spans.jsonl"
+        served = serve_process(SHELL, "--otlp-json", str(spans))
+        with served.client() as client:
+            turn = start_turn(client)
+            approval = pending_approval(client, turn["turn_id"])
+            time.sleep(0.5)  # the operator reads the command
+            decide(client, approval["approval_id"], "yes")
+            events(client, turn["turn_id"])
+        served.stop()
+
+        wait = span_durations(spans, "await_approval")
+        tool = span_durations(spans, "execute_tool")
+        assert 1 == len(wait) == len(tool)
+        assert wait[0] >= 0.5 > tool[0]
+        assert "web" == span_attributes(spans, "await_approval")[0]["zeroclaw.approval.surface"]
 
     def test_no_and_replace_reach_the_model(self, serve_process: ServeFactory):
         """`no` fails the slot as denied by the user; `replace` gives the operator's text."""
