@@ -29,6 +29,7 @@ from zeroclaw_obs.observability.tracer_setup import (
     build_span_exporters,
     build_tracer_provider,
     content_capture_from_env,
+    message_capture_from_env,
     resolve_otlp_endpoint,
     sampler_from_env,
     shutdown_tracing,
@@ -69,6 +70,21 @@ class TestContentCapture:
         """`NO_CONTENT` (or `false`) selects `none`; anything else is `redacted`, never raw."""
         env = {} if value is None else {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": value}
         assert expected == content_capture_from_env(env)
+
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            (None, False),
+            ("NO_CONTENT", False),
+            ("true", False),
+            ("SPAN_ONLY", True),
+            ("span_and_event", True),
+        ],
+    )
+    def test_messages_only_when_asked_for_on_spans(self, value, expected):
+        """`SPAN_ONLY` / `SPAN_AND_EVENT` put redacted messages on `chat` spans; nothing else."""
+        env = {} if value is None else {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": value}
+        assert expected is message_capture_from_env(env)
 
 
 class TestResource:

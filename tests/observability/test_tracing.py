@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -274,7 +275,6 @@ class TestRealProviderChat:
             root.attributes["zeroclaw.turn.outcome"],
             root.status.description,
         )
-
 
     async def test_a_call_the_cancel_stops_ends_as_cancelled(self, run_scenario, traced):
         """A cancel during a provider call closes its chat span as `cancelled`, not unfinished."""
@@ -564,6 +564,85 @@ class TestContentCapture:
             assert "gen_ai.tool.call.result" not in span.attributes
             assert span.status.description is None
         assert "tool_error" == traced.tool("c2").attributes["error.type"]
+        traced.provider.shutdown()
+
+
+class TestOpenInference:
+    """DESIGN §3: OpenInference backends (Arize Phoenix, …) show our spans first-class."""
+
+    async def test_every_span_has_its_kind(self, run_scenario, traced):
+        """AGENT, LLM, TOOL, and GUARDRAIL for an approval wait (not a second tool call)."""
+        data = scenario([call("c1", "Paris")], approval={"auto_approve": [], "answers": ["yes"]})
+        await run_scenario(data, observer=traced.observer)
+
+        kinds = sorted(
+            (s.name.split()[0], s.attributes["openinference.span.kind"]) for s in traced.spans
+        )
+        assert [
+            ("await_approval", "GUARDRAIL"),
+            ("chat", "LLM"),
+            ("chat", "LLM"),
+            ("execute_tool", "TOOL"),
+            ("invoke_agent", "AGENT"),
+        ] == kinds
+
+    async def test_turn_and_tool_spans_carry_redacted_input_and_output(self, run_scenario, traced):
+        data = scenario([call("c1", "Leak")])
+        data["user"] = f"use {SECRET}"
+        data["responses"][-1] = {"text": f"done with {SECRET}"}
+        await run_scenario(data, observer=traced.observer)
+
+        root = traced.root().attributes
+        tool = traced.tool("c1").attributes
+        assert "use [REDACTED:github_token]" == root["input.value"]
+        assert "done with [REDACTED:github_token]" == root["output.value"]
+        assert {"city": "Leak"} == json.loads(tool["input.value"])
+        assert "token [REDACTED:github_token]" == tool["output.value"].split("\n")[0]
+        assert "get_weather" == tool["tool.name"]
+
+    async def test_chat_spans_carry_model_and_token_counts(self, run_scenario, traced):
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+
+        chat = traced.named("chat")[0].attributes
+        assert "scripted-model" == chat["llm.model_name"]
+        assert chat["gen_ai.usage.input_tokens"] == chat["llm.token_count.prompt"] > 0
+        assert chat["gen_ai.usage.output_tokens"] == chat["llm.token_count.completion"] > 0
+        assert (
+            chat["llm.token_count.prompt"] + chat["llm.token_count.completion"]
+            == chat["llm.token_count.total"]
+        )
+        assert "gen_ai.input.messages" not in chat  # opt-in only
+
+    async def test_messages_are_opt_in_and_redacted(self, run_scenario):
+        traced = Traced(capture_messages=True)
+        data = scenario([call("c1", "Paris")])
+        data["user"] = f"use {SECRET}"
+        await run_scenario(data, observer=traced.observer)
+
+        first = traced.named("chat")[0].attributes
+        sent = json.loads(first["gen_ai.input.messages"])
+        answered = json.loads(first["gen_ai.output.messages"])
+        assert [{"role": "user", "content": "use [REDACTED:github_token]"}] == [
+            m for m in sent if m["role"] == "user"
+        ]
+        assert "get_weather" == answered[0]["tool_calls"][0]["name"]
+        traced.provider.shutdown()
+
+    async def test_capture_none_carries_no_content_at_all(self, run_scenario):
+        """Under `none`: no input/output values and no messages on any span, even if asked."""
+        traced = Traced(capture=ContentCapture.NONE, capture_messages=True)
+        await run_scenario(scenario([call("c1", "Paris")]), observer=traced.observer)
+
+        content = {
+            "input.value",
+            "output.value",
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.call.result",
+        }
+        assert [] == [(s.name, k) for s in traced.spans for k in s.attributes if k in content]
+        assert not traced.observer.wants_messages
         traced.provider.shutdown()
 
 

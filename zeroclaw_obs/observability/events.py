@@ -88,6 +88,8 @@ class AgentStart:
     model: str
     time_ns: int
     receipt_key_id: str | None = None
+    input: str | None = None
+    """The user's message, redacted: the turn's `input.value` (OpenInference)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -101,6 +103,8 @@ class AgentEnd:
     duration_s: float
     error: str | None = None
     """Redacted reason for aborted/error outcomes."""
+    output: str | None = None
+    """The turn's answer (or its end text), redacted: the turn's `output.value`."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -114,6 +118,9 @@ class LlmRequest:
     message_count: int
     tool_count: int
     time_ns: int
+    input_messages: str | None = None
+    """Only when an observer asks for message content (`wants_messages`): the request's
+    messages as redacted JSON (`gen_ai.input.messages`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -154,6 +161,9 @@ class LlmResponse:
     """`server.port`."""
     attempts: int = 1
     """Requests sent for this call: 1 + the retries (`ProviderAttempt` events)."""
+    output_messages: str | None = None
+    """Only when an observer asks for message content: the response as a redacted JSON
+    message list (`gen_ai.output.messages`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -90,6 +90,12 @@ class MultiObserver:
         # A tuple swapped in whole keeps iteration in `on_event` safe without a lock.
         self._observers = (*self._observers, observer)
 
+    @property
+    def wants_messages(self) -> bool:
+        """Whether a child asks for message content on `LlmRequest` / `LlmResponse` (opt-in:
+        the engine then builds redacted message JSON for every provider call)."""
+        return any(getattr(observer, "wants_messages", False) for observer in self._observers)
+
     def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[None] | None:
         """The first child scope (see `ToolScopes`); there is one tracing side per runtime."""
         for observer in self._observers:

@@ -38,6 +38,7 @@ from .tracer_setup import (
     abandon_tracing,
     build_tracer_provider,
     content_capture_from_env,
+    message_capture_from_env,
     shutdown_tracing,
 )
 from .tracing import SpanObserver
@@ -248,7 +249,10 @@ def setup_telemetry(
     observers: list[Observer] = []
     if provider is not None:
         span_observer = SpanObserver(
-            provider, capture=content_capture_from_env(options.env), health=health
+            provider,
+            capture=content_capture_from_env(options.env),
+            capture_messages=message_capture_from_env(options.env),
+            health=health,
         )
         observers.append(span_observer)
     registry = CollectorRegistry(auto_describe=True)

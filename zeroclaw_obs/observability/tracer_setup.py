@@ -50,6 +50,7 @@ __all__ = [
     "build_span_exporters",
     "build_tracer_provider",
     "content_capture_from_env",
+    "message_capture_from_env",
     "otlp_exporter_from_env",
     "resolve_otlp_endpoint",
     "sampler_from_env",
@@ -92,6 +93,15 @@ def content_capture_from_env(env: Mapping[str, str] = os.environ) -> ContentCapt
     if value in ("no_content", "false"):
         return ContentCapture.NONE
     return ContentCapture.REDACTED
+
+
+def message_capture_from_env(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether `chat` spans carry the redacted messages (`gen_ai.input.messages`,
+    `gen_ai.output.messages`): only when the variable says `SPAN_ONLY` or
+    `SPAN_AND_EVENT` (the GenAI conventions' values; opt-in, it costs a redaction of the
+    whole history per provider call)."""
+    value = env.get(_CAPTURE_VARIABLE, "").strip().lower()
+    return value in ("span_only", "span_and_event")
 
 
 def build_resource(service_name: str | None, env: Mapping[str, str] = os.environ) -> Resource:

@@ -108,6 +108,10 @@ class SpanObserver:
     Args:
         tracer_provider: where spans go (tests pass their own `TracerProvider`).
         capture: `ContentCapture.REDACTED` (default) or `NONE`.
+        capture_messages: also put the redacted request and response messages on `chat`
+            spans (`gen_ai.input.messages` / `gen_ai.output.messages`); ignored under
+            `NONE`. Opt-in: the engine builds them only for an observer that asks
+            (`wants_messages`).
         health: where bugs (`observer_errors`), evicted spans and a full queue (`dropped`) are
             counted.
         max_open_turns: open turns kept; the oldest is evicted beyond this.
@@ -130,6 +134,7 @@ class SpanObserver:
         tracer_provider: trace.TracerProvider,
         *,
         capture: ContentCapture = ContentCapture.REDACTED,
+        capture_messages: bool = False,
         health: TelemetryHealth | None = None,
         max_open_turns: int = 1024,
         max_open_spans_per_turn: int = 4096,
@@ -140,6 +145,8 @@ class SpanObserver:
         self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
+        self.wants_messages = self._capture and capture_messages
+        """Read by the engine (`MultiObserver.wants_messages`): build message content."""
         self._health = health or TelemetryHealth()
         self._open = OpenSpans(
             health=self._health,
@@ -265,7 +272,10 @@ class SpanObserver:
             "gen_ai.request.model": event.model,
             "zeroclaw.turn.id": c.turn_id,
             "zeroclaw.channel": c.channel,
+            "openinference.span.kind": "AGENT",
         }
+        if self._capture and event.input is not None:
+            attributes["input.value"] = event.input
         if event.receipt_key_id:
             attributes["zeroclaw.receipt.key_id"] = event.receipt_key_id
         root = self._tracer.start_span(
@@ -292,6 +302,7 @@ class SpanObserver:
         attributes: dict[str, Any] = {
             "zeroclaw.turn.outcome": event.outcome.value,
             "zeroclaw.turn.iterations": event.iterations,
+            **({"output.value": event.output} if self._capture and event.output else {}),
         }
         status = None
         error_type = _TURN_ERROR_TYPES.get(event.outcome)
@@ -340,6 +351,15 @@ class SpanObserver:
                 "session.id": event.correlation.conversation,
                 "zeroclaw.turn.id": event.correlation.turn_id,
                 "zeroclaw.iteration": event.iteration,
+                "openinference.span.kind": "LLM",
+                "llm.model_name": event.model,
+                **(
+                    {"gen_ai.input.messages": event.input_messages}
+                    if self.wants_messages
+                    and isinstance(event, LlmRequest)
+                    and event.input_messages is not None
+                    else {}
+                ),
             },
         )
 
@@ -361,6 +381,11 @@ class SpanObserver:
         if event.success:
             attributes["gen_ai.usage.input_tokens"] = event.input_tokens
             attributes["gen_ai.usage.output_tokens"] = event.output_tokens
+            attributes["llm.token_count.prompt"] = event.input_tokens
+            attributes["llm.token_count.completion"] = event.output_tokens
+            attributes["llm.token_count.total"] = event.input_tokens + event.output_tokens
+            if self.wants_messages and event.output_messages is not None:
+                attributes["gen_ai.output.messages"] = event.output_messages
             if event.response_model:
                 attributes["gen_ai.response.model"] = event.response_model
             if event.response_id:
@@ -416,11 +441,15 @@ class SpanObserver:
             "gen_ai.tool.type": TOOL_TYPES.get(event.provenance, "extension"),
             "zeroclaw.turn.id": event.correlation.turn_id,
             "zeroclaw.iteration": event.iteration,
+            "openinference.span.kind": "TOOL",
+            "tool.name": event.tool,
         }
         if event.span_attributes:
             attributes.update(event.span_attributes)
         if self._capture:
             attributes["gen_ai.tool.call.arguments"] = event.arguments
+            attributes["input.value"] = event.arguments
+            attributes["input.mime_type"] = "application/json"
         return self._child(
             turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
@@ -445,6 +474,7 @@ class SpanObserver:
             attributes["zeroclaw.tool.receipt"] = event.receipt
         if self._capture:
             attributes["gen_ai.tool.call.result"] = event.result
+            attributes["output.value"] = event.result
         closing: list[Operation] = [("set_attributes", attributes)]
         default_error = _TOOL_ERROR_TYPES.get(event.outcome)
         if default_error is not None:
@@ -506,6 +536,7 @@ class SpanObserver:
                 "zeroclaw.iteration": event.iteration,
                 "zeroclaw.approval.decision": event.decision,
                 "zeroclaw.approval.surface": event.surface,
+                "openinference.span.kind": "GUARDRAIL",
             },
         )
         self._queue.emit(span.close(event.wait_end_ns))

@@ -108,6 +108,7 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
             model=shown.model,
             time_ns=start_ns,
             receipt_key_id=receipts.key_id if receipts else None,
+            input=execution.redactor.redact_text(state.user_message),
         )
     )
     with state.cancellation.scope():
@@ -124,6 +125,7 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
             time_ns=time.time_ns(),
             duration_s=time.perf_counter() - start,
             error=execution.redactor.redact_text(outcome.error) if outcome.error else None,
+            output=execution.redactor.redact_text(outcome.text),
         )
     )
     return outcome

@@ -23,6 +23,7 @@ Risky parts:
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import time
@@ -106,6 +107,7 @@ async def request_model(
             message_count=len(state.messages),
             tool_count=tool_count,
             time_ns=time.time_ns(),
+            input_messages=_messages_json(execution, state.messages),
         )
     )
     start = time.perf_counter()
@@ -185,7 +187,28 @@ def _success(
         response_model=shown.response_model(response.model) if response.model else None,
         response_id=redact(response.response_id) if response.response_id else None,
         finish_reasons=tuple(shown.response_model(r) for r in response.finish_reasons),
+        output_messages=_messages_json(execution, _output_messages(response)),
     )
+
+
+def _messages_json(execution: ResolvedAgentExecution, messages: list[Any]) -> str | None:
+    """Messages as redacted compact JSON, only for an observer that asks for message content
+    (`wants_messages`, opt-in: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`)."""
+    if not getattr(execution.observer, "wants_messages", False):
+        return None
+    redacted = execution.redactor.redact_value(messages)
+    return json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
+
+
+def _output_messages(response: ProviderResponse) -> list[dict[str, Any]]:
+    """The response as one assistant message (OpenAI-style), like the history records it."""
+    message: dict[str, Any] = {"role": "assistant", "content": response.text}
+    if response.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id, "name": call.name, "arguments": call.arguments}
+            for call in response.tool_calls
+        ]
+    return [message]
 
 
 def _failure(
