@@ -211,6 +211,25 @@ class TestLogObserver:
         (end,) = [r for r in lines(stream) if r["event"] == "turn_end"]
         assert end["span_id"] != expected[1]
 
+    async def test_an_approval_line_carries_its_await_approval_span_ids(self, run_scenario, stream):
+        """`approval_decision` points at the exported `await_approval` span, not the root."""
+        traced = Traced()
+        logs = LogObserver(
+            build_logger(redactor=Redactor(), stream=stream), span_ids=traced.observer
+        )
+        try:
+            await run_scenario(LIFECYCLE_TURN, observer=MultiObserver([traced.observer, logs]))
+            waits = traced.named("await_approval")
+        finally:
+            traced.observer.shutdown(1.0)
+            traced.provider.shutdown()
+        expected = {
+            (format(w.context.trace_id, "032x"), format(w.context.span_id, "016x")) for w in waits
+        }
+        approvals = [r for r in lines(stream) if r["event"] == "approval_decision"]
+        assert approvals and len(approvals) == len(waits)
+        assert expected == {(r["trace_id"], r["span_id"]) for r in approvals}
+
     async def test_a_failed_call_logs_its_line_and_type(self, stream):
         """The last error: `llm_response` at error level with the one line and its type."""
         logger = build_logger(redactor=Redactor(), stream=stream)

@@ -445,8 +445,9 @@ class LogObserver:
     Every event carries `trace_id`, `span_id` (null when no tracing side is given or the span
     is unknown), `turn_id`, `channel` and `agent`; tool events add `tool_call_id` and `tool`.
     Tool events take the ids of the tool span; `llm_*` events those of their `chat` span when
-    the tracing side answers `chat_ids_for` (the span observer does), else the root's; the
-    others those of the turn's root span. Put the span observer before this one in the
+    the tracing side answers `chat_ids_for` (the span observer does), else the root's;
+    `approval_decision` those of its `await_approval` span (`approval_ids_for`); the others
+    those of the turn's root span. Put the span observer before this one in the
     `MultiObserver`. A provider request sent again is an `llm_retry` warning (`attempt`,
     `error_type`, `status`, `wait_ms`) between the call's `llm_request` and `llm_response`.
 
@@ -481,6 +482,7 @@ class LogObserver:
         self._flush = flush
         self._ids = SpanIdCache(span_ids)
         self._chat_source = getattr(span_ids, "chat_ids_for", None)
+        self._approval_source = getattr(span_ids, "approval_ids_for", None)
         self._chats: dict[tuple[str, int], Ids] = {}
         """Ids of the open `chat` spans, from their request to their response."""
         self._capture = capture_content
@@ -638,7 +640,14 @@ class LogObserver:
         self._log(level, "tool_call_result", **fields)
 
     def _on_approval(self, event: ApprovalDecision) -> None:
-        ids = self._ids.lookup(event.correlation.turn_id)
+        ids = None
+        if self._approval_source is not None:
+            try:
+                ids = self._approval_source(event.correlation.turn_id, event.tool_call_id)
+            except Exception:
+                ids = None  # a broken tracer must not cost us the line
+        if ids is None:
+            ids = self._ids.lookup(event.correlation.turn_id)
         fields = self._context(
             event.correlation,
             ids,

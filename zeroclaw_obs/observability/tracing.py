@@ -155,6 +155,7 @@ class SpanObserver:
             max_recent_spans=max_recent_spans,
         )
         self._reported: set[type] = set()
+        self._last_approval: tuple[str, str, Ids] | None = None
         self.errors = 0
         """Events a handler failed on (also counted in `health` as `observer_errors`)."""
         self._handlers: dict[type, Callable[[Any], None]] = {
@@ -239,6 +240,18 @@ class SpanObserver:
         turn = self._open.turn(turn_id)
         span = turn.chats.get(iteration) if turn is not None else None
         return None if span is None else self._child_ids(span)
+
+    def approval_ids_for(self, turn_id: str, tool_call_id: str) -> Ids | None:
+        """(trace_id, span_id) of the `await_approval` span just recorded for this call.
+
+        Answers for the latest `ApprovalDecision` only: the log observer, which handles the
+        same event right after this one (`MultiObserver` order), reads it for its
+        `approval_decision` line. One entry, so nothing grows.
+        """
+        last = self._last_approval
+        if last is None or last[0] != turn_id or last[1] != tool_call_id:
+            return None
+        return last[2]
 
     def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[Any] | None:
         """The call's open `execute_tool` span as the current span, while its tool runs.
@@ -538,6 +551,10 @@ class SpanObserver:
                 "zeroclaw.approval.surface": event.surface,
                 "openinference.span.kind": "GUARDRAIL",
             },
+        )
+        ids = self._child_ids(span)
+        self._last_approval = (
+            None if ids is None else (event.correlation.turn_id, event.tool_call_id, ids)
         )
         self._queue.emit(span.close(event.wait_end_ns))
 
