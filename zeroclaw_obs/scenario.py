@@ -769,8 +769,16 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         raise ConfigError(load_error_line(source, exc, data, Scenario)) from None
 
 
-def load_scenario(path: Path | str, *, kind: Literal["auto", "json", "yaml"] = "auto") -> Scenario:
+def load_scenario(
+    path: Path | str,
+    *,
+    kind: Literal["auto", "json", "yaml"] = "auto",
+    default_user: str | None = None,
+) -> Scenario:
     """Load a scenario from a JSON or YAML file (`.json` is JSON, anything else YAML).
+
+    `default_user` stands in for a missing `user` (server mode: each turn brings its message,
+    so a scripted scenario need not name one).
 
     Raises:
         ConfigError: unreadable file, malformed JSON/YAML, input past the bounds (nesting
@@ -789,6 +797,8 @@ def load_scenario(path: Path | str, *, kind: Literal["auto", "json", "yaml"] = "
         raise ConfigError(f"{path}: cannot read: invalid path") from None
     use_json = kind == "json" or (kind == "auto" and path.suffix.lower() == ".json")
     data = decode_json(text, path) if use_json else decode_yaml(text, path)
+    if default_user is not None and isinstance(data, dict) and "user" not in data:
+        data = {**data, "user": default_user}
     return parse_scenario(data, str(path))
 
 

@@ -286,6 +286,25 @@ class TestAuthAndErrors:
         assert 200 == page.status_code
         assert "default-src 'none'" in page.headers["content-security-policy"]
 
+    def test_a_scenario_served_needs_no_user_message(
+        self, serve_process: ServeFactory, tmp_path: Path
+    ):
+        """Each turn brings its message: a scripted file without `user` serves."""
+        scenario = tmp_path / "nouser.yaml"
+        scenario.write_text(json.dumps({"responses": [{"text": "hello"}]}))
+        served = serve_process(scenario)
+        with served.client() as client:
+            turn = start_turn(client, "hi")
+            found = events(client, turn["turn_id"])
+
+        assert ("final", "hello") == (found[-1]["outcome"], found[-1]["text"])
+        assert "hi" == found[0]["message"]
+
+    def test_the_favicon_is_a_plain_404(self, serve_process: ServeFactory):
+        """A browser's own favicon request is not a 401 in the operator's console."""
+        served = serve_process(SHELL)
+        assert 404 == httpx.get(served.url + "/favicon.ico").status_code
+
     def test_the_token_is_never_logged(self, serve_process: ServeFactory, tmp_path: Path):
         """Neither stderr nor the structured logs carry the token (here: a token file's)."""
         logs = tmp_path / "logs.jsonl"

@@ -33,7 +33,9 @@ PAGE_CSP = (
     "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )
-_OPEN_PATHS = frozenset({"/", "/page.js", "/healthz", "/metrics"})
+_OPEN_PATHS = frozenset({"/", "/page.js", "/healthz", "/metrics", "/favicon.ico"})
+"""Paths served without the token: the static page, health, metrics, and the favicon a
+browser asks for on its own (a plain 404, rather than a 401 in the operator's console)."""
 _STATUS_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "bad_request"}
 _ERROR_TEXTS = {404: "no such resource", 405: "method not allowed"}
 

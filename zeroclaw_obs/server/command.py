@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["add_serve_parser", "serve_command"]
 
 SHUTDOWN_TIMEOUT_S = 5.0
+SERVED_USER_PLACEHOLDER = "(each turn of `serve` brings its own message)"
 MIN_TOKEN_CHARS = 16
 
 
@@ -204,7 +205,8 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, str, bytes | None]:
     from ..scenario import load_scenario
 
     source = str(args.scenario)
-    scenario = load_scenario(args.scenario)
+    # Each turn brings its message: a scripted scenario served needs no `user` of its own.
+    scenario = load_scenario(args.scenario, default_user=SERVED_USER_PLACEHOLDER)
     if scenario.provider.real:
         from ..replay import resolve_api_key
 
