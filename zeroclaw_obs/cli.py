@@ -595,10 +595,10 @@ def _load_target(
     def announce() -> None:
         phase.phase = "during the load"
         if not args.quiet:
-            shown_dir = plan.redactor.redact_text(str(args.dir))  # paths and URLs: operator text
+            shown_dir = plan.redactor.redact_text(str(args.dir))  # a path is operator text
             print(
                 f"load: {len(plan.scenarios)} scenario(s) from {shown_dir}; "
-                f"turns to {plan.redactor.redact_text(plan.target.url)}"
+                f"turns to {plan.target.shown}"
                 + (" (approving every approval)" if plan.target.approve else ""),
                 file=sys.stderr,
                 flush=True,
@@ -606,8 +606,8 @@ def _load_target(
 
     try:
         report = asyncio.run(_drive_http_load(plan, progress, guard, announce))
-    except BadInputError as exc:
-        return _bad_input(plan.redactor.redact_text(str(exc)))
+    except BadInputError as exc:  # our words, the flag's name and `shown`: no payload
+        return _bad_input(str(exc))
     _report_load(report, None, plan.redactor, summary=not args.quiet and progress is None)
     return EXIT_CANCELLED if report.stop_reason is StopReason.INTERRUPTED else EXIT_OK
 
@@ -642,13 +642,6 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         raise BadInputError(f"--{exc}") from exc
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
-    target = None
-    if args.target is not None:
-        from .load_http import HttpTarget, parse_target, read_token
-
-        url = parse_target(args.target)
-        token, token_source = read_token(args.token_file)
-        target = HttpTarget(url=url, token=token, token_source=token_source, approve=args.approve)
     base = load_config_file(args.config) if args.config is not None else None
     key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
     scenarios = [
@@ -658,6 +651,19 @@ def _prepare_load(args: argparse.Namespace) -> _LoadPlan:
         for item in load_scenario_dir(args.dir)
     ]
     redactor = build_redactor(common_redaction(scenarios), str(args.config or scenarios[0].source))
+    target = None
+    if args.target is not None:
+        from .load_http import HttpTarget, parse_target, read_token
+
+        url = parse_target(args.target)
+        token, token_source = read_token(args.token_file)
+        target = HttpTarget(
+            url=url,
+            token=token,
+            token_source=token_source,
+            shown=redactor.redact_text(url),
+            approve=args.approve,
+        )
     outputs = _Outputs(
         events=None,
         history=None,

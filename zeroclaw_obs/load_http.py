@@ -106,6 +106,9 @@ class HttpTarget:
     """The bearer token; never printed."""
     token_source: str
     """Where the token came from, as the error line names it: `--token-file` or the variable."""
+    shown: str
+    """`url` as output lines show it: the caller passes it through its redactor (the URL is
+    operator text; `parse_target` already refused credentials in it)."""
     approve: bool = False
     """Decide every `approval_request` `yes`; when False the server's timeout decides."""
 
@@ -182,28 +185,28 @@ async def check_target(client: httpx.AsyncClient, target: HttpTarget) -> None:
         health = await client.get("/healthz")
         if health.status_code != 200:
             raise TargetError(
-                f"--target {target.url}: GET /healthz answered HTTP {health.status_code} "
+                f"--target {target.shown}: GET /healthz answered HTTP {health.status_code} "
                 "(not a zeroclaw-obs serve?)"
             )
         status = _json_object(health).get("status")
         if status == "draining":
-            raise TargetError(f"--target {target.url}: the server is draining (shutting down)")
+            raise TargetError(f"--target {target.shown}: the server is draining (shutting down)")
         if status != "ok":
             raise TargetError(
-                f"--target {target.url}: GET /healthz is not a zeroclaw-obs serve's answer"
+                f"--target {target.shown}: GET /healthz is not a zeroclaw-obs serve's answer"
             )
         authorized = await client.get("/v1/approvals")
     except httpx.TransportError as exc:
         raise TargetError(
-            f"--target {target.url}: cannot connect: {_transport_reason(exc)}"
+            f"--target {target.shown}: cannot connect: {_transport_reason(exc)}"
         ) from None
     if authorized.status_code == 401:
         raise TargetError(
-            f"{target.token_source}: the server at {target.url} refused the token (401)"
+            f"{target.token_source}: the server at {target.shown} refused the token (401)"
         )
     if authorized.status_code != 200:
         raise TargetError(
-            f"--target {target.url}: GET /v1/approvals answered HTTP {authorized.status_code}"
+            f"--target {target.shown}: GET /v1/approvals answered HTTP {authorized.status_code}"
         )
 
 
