@@ -69,6 +69,11 @@ class TestProgressObserver:
         )
         assert expected == actual
 
+    def test_a_replaced_call_says_so(self):
+        """A call the operator replaced did not run: no ✅ and no duration."""
+        replaced = dataclasses.replace(end(True, "skipped"), outcome=ToolOutcome.REPLACED)
+        assert ["↪ get_weather: replaced by the operator (not run)"] == self.lines(replaced)
+
     def test_a_provider_retry_gets_a_line(self):
         """`↻ provider: HTTP 429 rate_limit_error, retry 1 in 2.0s`: the wait is visible."""
         attempt = ProviderAttempt(

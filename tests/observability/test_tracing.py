@@ -646,6 +646,45 @@ class TestOpenInference:
         traced.provider.shutdown()
 
 
+class TestShortMcpNames:
+    async def test_a_short_name_is_labelled_by_its_full_name(self, run_scenario, traced):
+        """A deferred MCP tool the model calls by its short name: the span (and every label
+        built from the observer events) says `wx__storm_warnings`; the TurnEvent card keeps the
+        model's spelling, so a client pairs it with the call it saw."""
+        data = {
+            "user": "storms?",
+            "config": {"approval": {"auto_approve": ["tool_search", "wx__storm_warnings"]}},
+            "mcp_servers": [
+                {
+                    "name": "wx",
+                    "deferred": True,
+                    "tools": [
+                        {
+                            "name": "storm_warnings",
+                            "description": "Storm warnings for a region",
+                            "parameters": {
+                                "type": "object",
+                                "properties": {"region": {"type": "string"}},
+                            },
+                            "responses": [{"default": {"output": "gale"}}],
+                        }
+                    ],
+                }
+            ],
+            "responses": [
+                {"tool_calls": [{"name": "tool_search", "arguments": {"query": "storm"}}]},
+                {"tool_calls": [{"name": "storm_warnings", "arguments": {"region": "N"}}]},
+                {"text": "done"},
+            ],
+        }
+        _, replay = await run_scenario(data, observer=traced.observer)
+
+        names = sorted(s.name for s in traced.named("execute_tool"))
+        cards = [e.name for e in replay.events.events if e.type == "tool_result"]
+        assert ["execute_tool tool_search", "execute_tool wx__storm_warnings"] == names
+        assert ["tool_search", "storm_warnings"] == cards
+
+
 class TestLeaks:
     async def test_secret_is_absent_from_every_exported_byte(self, run_scenario, tmp_path):
         """A secret in arguments, a result and an exception message never reaches the file."""

@@ -1,4 +1,4 @@
-"""Progress lines on stderr: `⏳ tool: hint`, `✅ tool (1.2s)`, `❌ tool (0.3s): reason`.
+"""Progress lines on stderr: `⏳ tool: hint`, `✅ tool (1.2s)`, `❌ tool (0.3s): reason`, `↪ tool`.
 
 A provider request sent again gets a line too, since the wait can be long:
 `↻ openai: HTTP 429 rate_limit_error, retry 1 in 2.0s`.
@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from .._terminal import printable
-from .events import ObserverEvent, ProviderAttempt, ToolCall, ToolCallStart
+from .events import ObserverEvent, ProviderAttempt, ToolCall, ToolCallStart, ToolOutcome
 
 __all__ = ["ProgressObserver", "format_hint", "one_line"]
 
@@ -67,7 +67,10 @@ class ProgressObserver:
             self._write(f"⏳ {event.tool}: {hint}" if hint else f"⏳ {event.tool}")
         elif isinstance(event, ToolCall):
             seconds = f"{event.duration_s:.1f}s"
-            if event.success:
+            if event.outcome is ToolOutcome.REPLACED:
+                # Successful for the model, but nothing ran: never a ✅ with a duration.
+                self._write(f"↪ {event.tool}: replaced by the operator (not run)")
+            elif event.success:
                 self._write(f"✅ {event.tool} ({seconds})")
             else:
                 reason = one_line(event.result.removeprefix("Error: "), REASON_LIMIT)

@@ -210,7 +210,7 @@ class Dispatcher:
                     correlation=state.correlation,
                     iteration=state.iteration,
                     tool_call_id=slot.call_id,
-                    tool=slot.shown_name,
+                    tool=slot.label or slot.shown_name,
                     progress=progress,
                     total=total,
                     message=shown,

@@ -145,6 +145,7 @@ async def _prepare_one(
     tool = resolution.tool
     if tool is not None:
         slot.known_tool = True
+        slot.resolved_name = tool.name
         slot.provenance = tool.provenance.value
         span_attributes = getattr(tool, "span_attributes", None)
         if span_attributes is not None:

@@ -136,6 +136,13 @@ class Slot:
     """True once `SlotRecorder.close` reported the slot; it is never closed twice."""
     shown_name: str = ""
     """The name every surface shows (redacted), computed when the slot opens."""
+    resolved_name: str | None = None
+    """The registry name the call resolved to (`wx__storm_warnings` for a model's short
+    `storm_warnings`); None when nothing answered to the name."""
+    label: str = ""
+    """The name telemetry labels the call by (spans, metrics, logs, progress): the shown form
+    of `resolved_name` when the model used a short name, else `shown_name`. TurnEvents and
+    history keep the model's spelling, so a client pairs them with the call it saw."""
 
     def fill(
         self,
@@ -180,6 +187,8 @@ class SlotRecorder:
         redacted = self._redactor.redact_value(slot.arguments)
         slot.redacted_arguments = _DISPLAY_JSON.encode(redacted)
         shown = slot.shown_name = self._shown_name(slot)
+        resolved = slot.resolved_name
+        slot.label = shown if resolved in (None, slot.name) else self._shown.tool(resolved)
         correlation = self._state.correlation
         assert correlation is not None
         self._events(
@@ -195,7 +204,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=shown,
+                tool=slot.label,
                 provenance=slot.provenance,
                 arguments=slot.redacted_arguments,
                 time_ns=slot.start_ns,
@@ -247,7 +256,7 @@ class SlotRecorder:
                 correlation=correlation,
                 iteration=self._state.iteration,
                 tool_call_id=slot.call_id,
-                tool=shown,
+                tool=slot.label or shown,
                 known_tool=slot.known_tool,
                 provenance=slot.provenance,
                 outcome=slot.outcome,
