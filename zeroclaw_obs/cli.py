@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -78,7 +79,8 @@ from .observability.telemetry import (
     default_exporter_env,
     setup_telemetry,
 )
-from .receipts import load_key_file
+from .observability.tracer_setup import otlp_destination, otlp_requested
+from .receipts import KEY_BYTES, load_key_file
 from .record import TurnRecorder
 from .redaction import Redactor
 from .replay import Replay, build_replay, resolve_api_key
@@ -86,6 +88,7 @@ from .scan import ScanError, scan_paths
 from .scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
 from .server.command import add_serve_parser, serve_command
 from .tools.python_tools import import_python_tools
+from .turn.context import CONVERSATION_ID
 from .turn.loop import TurnOutcome
 
 if TYPE_CHECKING:  # httpx is imported only when `load --target` runs
@@ -159,11 +162,20 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="write what the run saw as a scenario (YAML) that replays it offline",
     )
+    run.add_argument(
+        "--conversation-id",
+        metavar="ID",
+        help="the conversation this turn belongs to: spans carry it as gen_ai.conversation.id "
+        "and session.id (default: the turn's own id)",
+    )
     _add_common(run)
     demo = commands.add_parser("demo", help="run the built-in demo scenario (no network)")
     _add_common(demo)
     _add_load(commands)
     add_serve_parser(commands, _add_telemetry_files)
+    commands.add_parser(
+        "keygen", help="print a fresh 32-byte receipt key (64 hex chars) for --receipt-key-file"
+    )
     redact = commands.add_parser("redact", help="redaction tools")
     redact_commands = redact.add_subparsers(dest="redact_command", required=True)
     scan = redact_commands.add_parser(
@@ -350,6 +362,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "redact":
         restore_default_signals()
         return _redact_scan(args)
+    if args.command == "keygen":
+        restore_default_signals()
+        print(secrets.token_hex(KEY_BYTES))
+        return EXIT_OK
     for stream in (sys.stdout, sys.stderr):
         survive_any_text(stream)
     with SignalGuard() as guard:
@@ -414,6 +430,7 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
             receipt_key=key,
             audit=audit,
             recorder=TurnRecorder(redactor) if outputs.record is not None else None,
+            conversation_id=getattr(args, "conversation_id", None),
         )
         phase.phase = "during the turn; no output file written but the audit log"
         outcome = asyncio.run(_run(replay, guard))
@@ -436,6 +453,8 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
         if outputs.metrics is not None:
             write_atomically(outputs.metrics, telemetry.metrics_text().decode("utf-8"))
         staging.commit()
+        if args.command == "demo" and not args.quiet:
+            print(_where_spans_went(outputs.otlp_json, redactor), file=sys.stderr, flush=True)
     except (BadInputError, OSError) as exc:
         return _bad_input(_output_error(str(exc), exc))
     finally:
@@ -458,6 +477,29 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
         )
         return 128 + guard.received
     return exit_code(outcome)
+
+
+def _where_spans_went(path: Path | None, redactor: Redactor) -> str:
+    """The demo's last lines: the spans' file, the OTLP endpoint when the environment set
+    one, and how to open them. Paths and endpoints are operator text: shown redacted."""
+    lines = []
+    if path is not None:
+        shown = redactor.redact_text(str(path))
+        lines.append(f"spans: written to {shown} (OTLP/JSON, one export request per line)")
+    exporters = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() or "otlp"
+    if otlp_requested(os.environ) and "otlp" in exporters:
+        endpoint = redactor.redact_text(otlp_destination(os.environ))
+        lines.append(f"spans: exported over OTLP to {endpoint}")
+        lines.append(
+            "open them: in the backend behind that endpoint (Jaeger, Grafana Tempo, Phoenix, "
+            "Langfuse; docs/telemetry.md)"
+        )
+    else:
+        lines.append(
+            "open them: set OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318) to send "
+            "them to Jaeger, Phoenix or the compose stack as well (docs/telemetry.md)"
+        )
+    return "\n".join(lines)
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -809,6 +851,11 @@ def _prepare(
     else:
         scenario, source = _run_scenario(args)
         message = args.message
+        conversation = args.conversation_id
+        if conversation is not None and not CONVERSATION_ID.fullmatch(conversation):
+            raise BadInputError(
+                "--conversation-id: must be 1-128 characters of A-Z a-z 0-9 . _ : -"
+            )
         if message is None and scenario.user is None:
             raise BadInputError(f"MESSAGE: required: {source} has no `user` message")
         if scenario.provider.real:

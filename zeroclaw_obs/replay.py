@@ -130,6 +130,7 @@ def build_replay(
     audit: AuditLog | None = None,
     env: Mapping[str, str] | None = None,
     recorder: TurnRecorder | None = None,
+    conversation_id: str | None = None,
 ) -> Replay:
     """Build the runtime of one scenario.
 
@@ -148,6 +149,8 @@ def build_replay(
         env: where a real provider's key variable is read (`os.environ` when None).
         recorder: records the run (`--record`): wraps the provider, registers an
             after-hook on `hooks` for tool results, and records approval answers.
+        conversation_id: the conversation the turn continues (`run --conversation-id`):
+            spans name it as `gen_ai.conversation.id` / `session.id` instead of the turn.
 
     Raises:
         ConfigError: a Python tool cannot be imported, or a real provider's key variable
@@ -202,6 +205,7 @@ def build_replay(
         user_message=user_message or scenario.user,
         channel=scenario.agent.channel,
         events=events,
+        conversation_id=conversation_id,
     )
     return Replay(
         scenario=scenario,

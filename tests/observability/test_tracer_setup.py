@@ -30,6 +30,7 @@ from zeroclaw_obs.observability.tracer_setup import (
     build_tracer_provider,
     content_capture_from_env,
     message_capture_from_env,
+    otlp_destination,
     resolve_otlp_endpoint,
     sampler_from_env,
     shutdown_tracing,
@@ -204,11 +205,30 @@ class TestExporterSelection:
             type(e) for e in exporters({"OTEL_TRACES_EXPORTER": "none"}, console=True)
         ]
 
-    def test_otlp_json_replaces_otlp(self, tmp_path):
-        """With `--otlp-json` the file exporter replaces the OTLP exporter."""
-        env = {"OTEL_TRACES_EXPORTER": "otlp,console"}
-        actual = exporters(env, otlp_json_path=tmp_path / "t.jsonl")
-        assert [OtlpJsonFileExporter, ConsoleSpanExporter] == [type(e) for e in actual]
+    def test_otlp_json_replaces_only_the_default_otlp(self, tmp_path):
+        """With `--otlp-json` the file replaces OTLP by default; OTLP asked for by name or by
+        endpoint is kept beside the file."""
+        path = tmp_path / "t.jsonl"
+        default = exporters({}, otlp_json_path=path)
+        named = exporters({"OTEL_TRACES_EXPORTER": "otlp,console"}, otlp_json_path=path)
+        pointed = exporters(
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}, otlp_json_path=path
+        )
+        assert [OtlpJsonFileExporter] == [type(e) for e in default]
+        assert [OtlpJsonFileExporter, HttpExporter, ConsoleSpanExporter] == [type(e) for e in named]
+        assert [OtlpJsonFileExporter, HttpExporter] == [type(e) for e in pointed]
+
+    @pytest.mark.parametrize(
+        ("env", "expected"),
+        [
+            ({}, "http://localhost:4318/v1/traces"),
+            ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}, "http://c:4318/v1/traces"),
+            ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c/t"}, "http://c/t"),
+            ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "http://localhost:4317"),
+        ],
+    )
+    def test_the_destination_a_person_reads(self, env, expected):
+        assert expected == otlp_destination(env)
 
     @pytest.mark.parametrize(
         ("env", "message"),

@@ -51,7 +51,9 @@ __all__ = [
     "build_tracer_provider",
     "content_capture_from_env",
     "message_capture_from_env",
+    "otlp_destination",
     "otlp_exporter_from_env",
+    "otlp_requested",
     "resolve_otlp_endpoint",
     "sampler_from_env",
     "shutdown_tracing",
@@ -205,6 +207,23 @@ def otlp_exporter_from_env(env: Mapping[str, str] = os.environ) -> SpanExporter:
     return HttpExporter(endpoint=endpoint, headers=headers or None, timeout=timeout)
 
 
+_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def otlp_requested(env: Mapping[str, str]) -> bool:
+    """Whether the environment asks for OTLP export itself: an endpoint is set, or
+    `OTEL_TRACES_EXPORTER` is set (and then `build_span_exporters` reads which)."""
+    return any(env.get(name, "").strip() for name in (*_ENDPOINT_VARIABLES, "OTEL_TRACES_EXPORTER"))
+
+
+def otlp_destination(env: Mapping[str, str]) -> str:
+    """Where OTLP spans go, for a person to read (`resolve_otlp_endpoint` for the protocol)."""
+    protocol = env.get(
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", env.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
+    ).strip()
+    return resolve_otlp_endpoint(env, protocol or "http/protobuf")
+
+
 def build_span_exporters(
     *,
     env: Mapping[str, str] = os.environ,
@@ -212,7 +231,10 @@ def build_span_exporters(
     console: bool = False,
 ) -> list[SpanExporter]:
     """The exporters `OTEL_TRACES_EXPORTER` (`otlp|console|none`, comma list; default `otlp`)
-    and the flags select. `--otlp-json` replaces the OTLP exporter with the file exporter.
+    and the flags select. `--otlp-json` adds the file exporter and replaces the *default* OTLP
+    exporter; OTLP the environment asks for by name (`OTEL_TRACES_EXPORTER` naming `otlp`, or
+    an `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`) is kept beside the file, so `demo` and
+    `run --otlp-json` also export where the user pointed them.
 
     The console exporter writes to stderr: stdout carries the turn's answer.
 
@@ -229,7 +251,7 @@ def build_span_exporters(
     exporters: list[SpanExporter] = []
     if otlp_json_path is not None:
         exporters.append(OtlpJsonFileExporter(otlp_json_path))
-    elif "otlp" in names:
+    if "otlp" in names and (otlp_json_path is None or otlp_requested(env)):
         exporters.append(otlp_exporter_from_env(env))
     if console or "console" in names:
         exporters.append(ConsoleSpanExporter(out=sys.stderr))

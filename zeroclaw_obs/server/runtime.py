@@ -26,7 +26,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -41,7 +40,7 @@ from ..redaction import Redactor
 from ..replay import Replay, build_provider, build_replay, connected_mcp_servers
 from ..scenario import Scenario
 from ..tools.deferred import ActivatedToolSet
-from ..turn.context import ResolvedAgentExecution, TurnState, new_turn_id
+from ..turn.context import CONVERSATION_ID, ResolvedAgentExecution, TurnState, new_turn_id
 from ..turn.events import TurnEvent
 from ..turn.loop import run_tool_call_loop
 from .approvals import ApprovalBroker
@@ -57,9 +56,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("zeroclaw_obs.server")
-
-CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-"""What a client may name a conversation (it reaches spans, redacted, and URLs)."""
 
 FEED_LAG_LIMIT = 1000
 """Events an operator-stream subscriber may fall behind before it is disconnected."""

@@ -13,6 +13,7 @@ cancelled. A `CancelledError` that did not come from this token is never swallow
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +37,19 @@ if TYPE_CHECKING:
     from ..tools.registry import ToolRegistry
     from .loop_detection import LoopDetector
 
-__all__ = ["ResolvedAgentExecution", "ShownNames", "TurnCancellation", "TurnState", "new_turn_id"]
+__all__ = [
+    "CONVERSATION_ID",
+    "ResolvedAgentExecution",
+    "ShownNames",
+    "TurnCancellation",
+    "TurnState",
+    "new_turn_id",
+]
+
+
+CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""What a client may name a conversation (`run --conversation-id`, `serve`'s
+`conversation_id`): it reaches spans (redacted) and URLs."""
 
 
 def new_turn_id() -> str:
