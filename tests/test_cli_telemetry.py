@@ -133,3 +133,36 @@ class TestKeygen:
         main(["keygen"])
         first, second = capsys.readouterr().out.split()
         assert first != second
+
+
+class TestMessageCapture:
+    def test_the_config_turns_message_content_on(self, tmp_path):
+        """`capture_message_content: true` puts redacted messages on `chat` spans; without it
+        (and without `SPAN_ONLY`) there are none."""
+        secret = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+        found = {}
+        for capture in (True, False):
+            scenario = tmp_path / f"s-{capture}.json"
+            scenario.write_text(
+                json.dumps(
+                    {
+                        "user": f"my token is {secret}",
+                        "config": {"capture_message_content": capture},
+                        "responses": [{"text": "hello"}],
+                    }
+                )
+            )
+            path = tmp_path / f"t-{capture}.jsonl"
+            main(["run", "--scenario", str(scenario), "--otlp-json", str(path), "--quiet"])
+            found[capture] = [
+                {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+                for line in path.read_text().splitlines()
+                for span in _spans(line)
+                if span["name"].startswith("chat")
+            ]
+
+        (chat,) = found[True]
+        sent = json.loads(chat["gen_ai.input.messages"])
+        assert "my token is [REDACTED:github_token]" == sent[-1]["content"]
+        assert "hello" == json.loads(chat["gen_ai.output.messages"])[0]["content"]
+        assert [] == [k for span in found[False] for k in span if k.endswith(".messages")]

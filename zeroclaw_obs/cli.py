@@ -416,6 +416,7 @@ def _run_command(args: argparse.Namespace, guard: SignalGuard, phase: _Phase) ->
                 logs=staging.logs,
                 progress=None if args.quiet else sys.stderr,
                 env=default_exporter_env(os.environ, otlp_json=staging.otlp_json),
+                capture_messages=scenario.config.capture_message_content,
             ),
             redactor=redactor,
         )

@@ -230,6 +230,11 @@ class RuntimeConfig(_Model):
     loop_ignore_tools: list[str] = Field(default_factory=list)
     model: str | None = None
     """Overrides the provider's model name when set."""
+    capture_message_content: bool = False
+    """Put the redacted request and response messages on `chat` spans
+    (`gen_ai.input.messages` / `gen_ai.output.messages`), like
+    `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`. Off by default: it costs
+    a redaction of the whole history per provider call. Nothing under content capture `none`."""
 
     @field_validator("excluded_tools", "dedup_exempt_tools", "loop_ignore_tools")
     @classmethod

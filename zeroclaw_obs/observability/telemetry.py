@@ -77,6 +77,9 @@ class TelemetryOptions:
     console_spans: bool = False
     """Also print spans to stderr with the SDK's console exporter."""
     trace_tree: bool = True
+    capture_messages: bool = False
+    """Put redacted messages on `chat` spans (the config's `capture_message_content`); the
+    environment's `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY` does too."""
     """Collect the terminal trace tree (`Telemetry.tree`); off, no tree observer runs."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -251,7 +254,7 @@ def setup_telemetry(
         span_observer = SpanObserver(
             provider,
             capture=content_capture_from_env(options.env),
-            capture_messages=message_capture_from_env(options.env),
+            capture_messages=options.capture_messages or message_capture_from_env(options.env),
             health=health,
         )
         observers.append(span_observer)

@@ -107,6 +107,7 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
                     progress=None if args.quiet else sys.stderr,
                     trace_tree=False,  # it keeps every turn it draws: a server would only grow
                     env=default_exporter_env(os.environ, otlp_json=args.otlp_json),
+                    capture_messages=scenario.config.capture_message_content,
                 ),
                 redactor=redactor,
             )
