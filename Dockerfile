@@ -1,5 +1,8 @@
-# The zeroclaw-obs runtime image: the `agent` service of docker-compose.yml, replaying the
-# scenarios under /app/scenarios as load, /metrics on :9464, traces over OTLP.
+# The zeroclaw-obs runtime image: the `agent` and `load` services of docker-compose.yml. By
+# default it serves the agent of /app/deploy/agent.yaml on :8080 (`zeroclaw-obs
+# serve`: the API, the operator page, /metrics and /healthz; without --token-file it prints a
+# fresh token once on stderr), traces over OTLP. The compose file passes the token file and
+# runs `load --target` in a second container of the same image.
 FROM python:3.11.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,10 +18,11 @@ COPY zeroclaw_obs/ zeroclaw_obs/
 RUN pip install . && rm -rf build zeroclaw_obs.egg-info
 
 COPY scenarios/ scenarios/
+COPY deploy/agent.yaml deploy/
 
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin zeroclaw
 USER 10001
 
-EXPOSE 9464
+EXPOSE 8080
 ENTRYPOINT ["zeroclaw-obs"]
-CMD ["load", "/app/scenarios", "--rate", "2", "--metrics-host", "0.0.0.0", "--metrics-port", "9464", "--progress"]
+CMD ["serve", "--scenario", "/app/deploy/agent.yaml", "--host", "0.0.0.0", "--port", "8080"]

@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARDS = ROOT / "dashboards"
 PROVISIONING = DASHBOARDS / "provisioning"
-SERVICES = ("jaeger", "otel-collector", "agent", "prometheus", "grafana")
+SERVICES = ("jaeger", "otel-collector", "agent", "load", "prometheus", "grafana")
 """The compose services, in start order."""
 
 TARGET_LABELS = frozenset({"agent", "job", "instance"})
@@ -179,6 +179,40 @@ def host_path(service: dict[str, Any], container_path: str) -> Path | None:
         if container_path.startswith(target.rstrip("/") + "/"):
             return source / container_path[len(target.rstrip("/")) + 1 :]
     return None
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(instruction, arguments) of the Dockerfile, continuation lines joined."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+def image_file(container_path: str) -> Path | None:
+    """The repository file the Dockerfile copies to `container_path` (COPY sources and
+    destinations relative to the last WORKDIR), or None when no COPY puts it there."""
+    workdir = "/"
+    found = None
+    for instruction, args in dockerfile():
+        if instruction == "WORKDIR":
+            workdir = args.rstrip("/") + "/"
+        if instruction != "COPY":
+            continue
+        *sources, destination = args.split()
+        base = destination if destination.startswith("/") else workdir + destination
+        for source in sources:
+            if source.endswith("/"):  # a folder: its content lands under the destination
+                if container_path.startswith(base.rstrip("/") + "/"):
+                    found = ROOT / source / container_path[len(base.rstrip("/")) + 1 :]
+            else:  # a file, copied into a folder (`dest/`) or to a file name
+                target = base + Path(source).name if base.endswith("/") else base
+                if container_path == target:
+                    found = ROOT / source
+    return found
 
 
 def duration_seconds(text: str) -> float:

@@ -1,11 +1,14 @@
 """docker-compose.yml, the Dockerfile and prometheus.yml agree with each other and with the files
 they mount. No Docker engine runs here, so these read the files: services, pinned images,
-ports, bind mounts, start order, and that every address one service uses for another is the
-address that service listens on.
+ports, bind mounts, secrets, start order, and that every address one service uses for another
+is the address that service listens on. The agent runs `zeroclaw-obs serve` and the `load`
+service drives it over HTTP with the same token (`load --target`); that pair runs for real in
+`tests/server/test_load_target.py` and `test_dashboard_queries.py`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from graphlib import TopologicalSorter
@@ -15,12 +18,16 @@ from .stack import (
     ROOT,
     SERVICES,
     compose_services,
+    dockerfile,
     host_path,
     host_port,
+    image_file,
     load_yaml,
     mounts,
 )
 
+BUILT = {"agent", "load"}
+"""The services that run the image built from this repository."""
 CONVENTIONAL_PORTS = {
     "otel-collector": {4317, 4318},
     "jaeger": {16686},
@@ -44,27 +51,18 @@ def flag(command: list[str], name: str) -> str:
     raise AssertionError(f"{name} not in {command}")
 
 
-def dockerfile() -> list[tuple[str, str]]:
-    """(instruction, arguments) of the Dockerfile, continuation lines joined."""
-    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
-    lines = [line.strip() for line in text.splitlines()]
-    return [
-        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
-        for line in lines
-        if line and not line.startswith("#")
-    ]
-
-
 class TestServices:
-    def test_the_five_services_in_start_order(self):
-        """jaeger, otel-collector, agent, prometheus and grafana, listed in start order."""
+    def test_the_six_services_in_start_order(self):
+        """jaeger, otel-collector, agent, load, prometheus and grafana, listed in start order."""
         assert list(SERVICES) == list(compose_services())
 
     def test_images_are_pinned(self):
-        """Every pulled image has a version tag (no `latest`); only the agent is built here."""
+        """Every pulled image has a version tag (no `latest`); only the agent and the load are
+        built here, both into the one local image."""
         for name, service in compose_services().items():
             if "build" in service:
-                assert "agent" == name
+                assert name in BUILT
+                assert "zeroclaw-obs:local" == service["image"]
                 continue
             image = service["image"]
             assert ":" in image, image
@@ -99,7 +97,15 @@ class TestServices:
         assert {"prometheus", "jaeger"} <= graph["grafana"]
         assert {"agent", "otel-collector"} <= graph["prometheus"]
         assert {"otel-collector"} <= graph["agent"]
+        assert {"agent"} == graph["load"]
         assert {"jaeger"} <= graph["otel-collector"]
+
+    def test_the_load_waits_for_a_healthy_agent(self):
+        """`load` starts once the agent's health check passes, so its first check of the target
+        (exit 2 when unreachable) never races the agent's start."""
+        assert {"agent": {"condition": "service_healthy"}} == compose_services()["load"][
+            "depends_on"
+        ]
 
 
 class TestMounts:
@@ -147,6 +153,37 @@ class TestMounts:
                 assert path is not None and path.is_file(), value
 
 
+class TestSecrets:
+    def test_agent_and_load_share_one_token_file(self):
+        """The agent serves with, and the load drives with, the same compose secret: a file of
+        the repository holding one line the server takes as a token (16+ printable characters,
+        no spaces), read from where compose mounts it."""
+        compose = load_yaml("docker-compose.yml")
+        (name,) = compose["secrets"]
+        path = (ROOT / compose["secrets"][name]["file"]).resolve()
+        lines = path.read_text().splitlines()
+        assert 1 == len(lines)
+        assert len(lines[0]) >= 16 and re.fullmatch(r"[!-~]+", lines[0])
+        for service in BUILT:
+            spec = compose_services()[service]
+            assert [name] == spec["secrets"]
+            assert f"/run/secrets/{name}" == flag(spec["command"], "--token-file")
+
+    def test_the_token_file_stays_out_of_the_image(self):
+        """The token file is not in the build context (`.dockerignore`) and no COPY takes it."""
+        compose = load_yaml("docker-compose.yml")
+        (secret,) = compose["secrets"].values()
+        token = secret["file"].removeprefix("./")
+        assert token in (ROOT / ".dockerignore").read_text().splitlines()
+        copied = [args.split()[:-1] for instruction, args in dockerfile() if instruction == "COPY"]
+        assert not any(token.startswith(s.rstrip("/")) for sources in copied for s in sources)
+
+    def test_the_api_port_is_published_on_the_loopback_only(self):
+        """The agent's port, whose token is a committed demo one, is bound to 127.0.0.1."""
+        (published,) = compose_services()["agent"]["ports"]
+        assert published.startswith("127.0.0.1:")
+
+
 class TestWiring:
     def test_agent_exports_otlp_to_the_collectors_grpc_receiver(self):
         """The agent's OTLP endpoint is the collector service on its gRPC receiver port."""
@@ -159,14 +196,50 @@ class TestWiring:
         assert "grpc" == env["OTEL_EXPORTER_OTLP_PROTOCOL"]
         assert env["OTEL_SERVICE_NAME"]
 
-    def test_agent_runs_the_load_replay_on_its_published_metrics_port(self):
-        """The agent runs `load` on 0.0.0.0 and the metrics port it publishes."""
+    def test_agent_serves_a_shipped_agent_file_on_its_published_port(self):
+        """The agent runs `serve` on 0.0.0.0 and the port it publishes, with an agent file the
+        Dockerfile copies into the image from this repository."""
         agent = compose_services()["agent"]
         command = agent["command"]
-        assert "load" == command[0]
-        assert "0.0.0.0" == flag(command, "--metrics-host")
-        port = int(flag(command, "--metrics-port"))
+        assert "serve" == command[0]
+        assert "0.0.0.0" == flag(command, "--host")
+        port = int(flag(command, "--port"))
         assert port in {host_port(p)[1] for p in agent["ports"]}
+        agent_file = image_file(flag(command, "--scenario"))
+        assert agent_file is not None and agent_file.is_file()
+        assert (ROOT / "deploy" / "agent.yaml") == agent_file
+
+    def test_the_health_check_asks_healthz_on_the_served_port(self):
+        """The agent's health check reads `/healthz` on the port `serve` binds, with the
+        image's own python (the slim image has no curl), and wants status `ok` (not draining)."""
+        agent = compose_services()["agent"]
+        check = agent["healthcheck"]["test"]
+        assert ["CMD", "python", "-c"] == check[:3]
+        port = flag(agent["command"], "--port")
+        assert f"http://127.0.0.1:{port}/healthz" in check[3]
+        assert "'ok'" in check[3]
+        compile(check[3], "healthcheck", "exec")
+
+    def test_load_drives_the_agent_service_over_http(self):
+        """`load --target` names the agent service on the port it serves, with the shipped
+        scenario folder as the messages, and approves what the agent asks."""
+        services = compose_services()
+        command = services["load"]["command"]
+        assert "load" == command[0]
+        assert (ROOT / "scenarios") == image_file(command[1] + "/x").parent
+        target = urlsplit(flag(command, "--target"))
+        assert ("http", "agent") == (target.scheme, target.hostname)
+        assert flag(services["agent"]["command"], "--port") == str(target.port)
+        assert "--approve" in command
+
+    def test_the_dockerfile_default_is_the_served_agent(self):
+        """`docker run` of the image alone serves the same agent on the port it exposes."""
+        agent = compose_services()["agent"]["command"]
+        (cmd,) = [json.loads(args) for instruction, args in dockerfile() if instruction == "CMD"]
+        (exposed,) = [args for instruction, args in dockerfile() if instruction == "EXPOSE"]
+        assert "serve" == cmd[0]
+        assert flag(agent, "--scenario") == flag(cmd, "--scenario")
+        assert flag(cmd, "--port") == exposed
 
     def test_collector_exports_to_jaeger_service(self):
         """The collector's Jaeger exporter points at the jaeger service's OTLP gRPC port."""
@@ -175,13 +248,15 @@ class TestWiring:
         assert exporter["tls"]["insecure"] is True
 
     def test_prometheus_scrapes_what_listens(self):
-        """prometheus.yml scrapes the agent's metrics port (with an `agent` target label), the
+        """prometheus.yml scrapes the agent's served port, whose /metrics needs no token (with an
+        `agent` target label), the
         collector's own telemetry and its span-metrics exporter, at the ports they use."""
         services = compose_services()
         collector = load_yaml("otel-collector.yaml")
         reader = collector["service"]["telemetry"]["metrics"]["readers"][0]["pull"]["exporter"]
+        agent_port = int(flag(services["agent"]["command"], "--port"))
         listening = {
-            ("agent", int(flag(services["agent"]["command"], "--metrics-port"))),
+            ("agent", agent_port),
             ("otel-collector", int(reader["prometheus"]["port"])),
             ("otel-collector", int(collector["exporters"]["prometheus"]["endpoint"].split(":")[1])),
             ("localhost", 9090),
@@ -193,8 +268,7 @@ class TestWiring:
                     host, port = target.rsplit(":", 1)
                     scraped[(host, int(port))] = static.get("labels", {})
         assert listening == set(scraped)
-        agent_labels = scraped[("agent", int(flag(services["agent"]["command"], "--metrics-port")))]
-        assert agent_labels.get("agent")
+        assert scraped[("agent", agent_port)].get("agent")
 
 
 class TestDockerfile:
@@ -231,6 +305,7 @@ class TestDockerfile:
                 assert (ROOT / source).exists(), source
 
     def test_compose_builds_the_agent_from_this_dockerfile(self):
-        """The agent service builds from the repository root, where the Dockerfile is."""
-        assert "." == compose_services()["agent"]["build"]
+        """The agent and load services build from the repository root, where the Dockerfile is."""
+        for service in BUILT:
+            assert "." == compose_services()[service]["build"]
         assert (ROOT / "Dockerfile").is_file()

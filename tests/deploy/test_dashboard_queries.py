@@ -1,15 +1,18 @@
-"""Every PromQL expression of the stack runs against a real Prometheus scraping a real load.
+"""Every PromQL expression of the stack runs against a real Prometheus scraping a real agent.
 
-`zeroclaw-obs load scenarios/` replays the scenario folder at 10 turns a second with /metrics on
-a loopback port. A real Prometheus (Debian package `prometheus`) scrapes it every second with
-prometheus.yml's agent job (its `agent` target label included), stores exemplars, and
-evaluates prometheus/rules.yml. Then every dashboard panel target, variable query and alert
-expression runs with Grafana's variables substituted: each must parse and evaluate, the core
-panels must return series, the agent filter must select by the target label, the alert rules
-must evaluate without error, and the latency exemplars must carry 32-hex trace ids.
+The compose stack's pair on loopback: `zeroclaw-obs serve` of the agent the `agent` service
+serves (`deploy/agent.yaml`), driven by `zeroclaw-obs load scenarios/ --target` at 10
+turns a second with `--approve`, as the `load` service does; the server's own /metrics (on its
+API port, no token) is the scrape target. A real Prometheus (Debian package `prometheus`)
+scrapes it every second with prometheus.yml's agent job (its `agent` target label included),
+stores exemplars, and evaluates prometheus/rules.yml. Then every dashboard panel target,
+variable query and alert expression runs with Grafana's variables substituted: each must parse
+and evaluate, the core panels must return series, the agent filter must select by the target
+label, the alert rules must evaluate without error, and the latency exemplars must carry 32-hex
+trace ids.
 
 Skipped without `prometheus`, except in CI (`CI=true`), where that fails. Every wait is bounded
-by `DEADLINE_S`; Prometheus and the load are stopped in `finally`.
+by `DEADLINE_S`; Prometheus, the load and the server are stopped in `finally`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from ..system import free_port, stop, system_binary
 from .stack import (
     ROOT,
     Query,
+    compose_services,
+    image_file,
     load_yaml,
     panel_queries,
     parse_label_values,
@@ -59,6 +64,7 @@ CORE_PANELS = {
     ("zeroclaw-safety", "Approval decisions by tool and decision"),
 }
 """Panels the load must fill: latency, throughput, outcomes, redactions, approvals, LLM."""
+TOKEN = "dashboard-test-token-0123456789"
 TRACE_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -79,8 +85,16 @@ def agent_job() -> tuple[dict[str, Any], dict[str, str]]:
     raise AssertionError("prometheus.yml has no target with an `agent` label")
 
 
+def served_agent() -> Path:
+    """The agent file the compose `agent` service serves, in this repository."""
+    command = compose_services()["agent"]["command"]
+    found = image_file(command[command.index("--scenario") + 1])
+    assert found is not None, "the agent file is not copied into the image"
+    return found
+
+
 def prometheus_config(metrics_port: int) -> dict[str, Any]:
-    """prometheus.yml's agent job pointed at the loopback load, every second, with the rules."""
+    """prometheus.yml's agent job pointed at the loopback server, every second, with the rules."""
     job, labels = agent_job()
     return {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
@@ -139,21 +153,25 @@ def core(query: Query) -> bool:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Any:
-    """A load replay and a Prometheus scraping it, until every core panel has data."""
+    """A served agent driven by `load --target`, and a Prometheus scraping the server, until
+    every core panel has data."""
     prometheus_bin = system_binary("prometheus")
     tmp = tmp_path_factory.mktemp("stack")
-    metrics_port, web_port = free_port(), free_port()
+    agent_port, web_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    load_log, prometheus_log = tmp / "load.log", tmp / "prometheus.log"
+    serve_log, load_log = tmp / "serve.log", tmp / "load.log"
+    prometheus_log = tmp / "prometheus.log"
     config = tmp / "prometheus.yml"
-    config.write_text(yaml.safe_dump(prometheus_config(metrics_port)))
-    load = prometheus = None
+    config.write_text(yaml.safe_dump(prometheus_config(agent_port)))
+    token_file = tmp / "token"
+    token_file.write_text(TOKEN + "\n")
+    agent_url = f"http://127.0.0.1:{agent_port}"
+    serve = load = prometheus = None
     try:
-        load = start(
-            [*zeroclaw_obs(), "load", str(ROOT / "scenarios"), "--rate", "10",
-             "--duration", str(LOAD_S), "--concurrency", "8", "--metrics-host", "127.0.0.1",
-             "--metrics-port", str(metrics_port), "--quiet"],
-            load_log, env=env, cwd=tmp,
+        serve = start(
+            [*zeroclaw_obs(), "serve", "--scenario", str(served_agent()), "--host", "127.0.0.1",
+             "--port", str(agent_port), "--token-file", str(token_file), "--quiet"],
+            serve_log, env=env, cwd=tmp,
         )  # fmt: skip
         prometheus = start(
             [prometheus_bin, f"--config.file={config}", f"--storage.tsdb.path={tmp / 'data'}",
@@ -164,9 +182,19 @@ def stack(tmp_path_factory) -> Any:
             api = PrometheusApi(
                 client,
                 f"http://127.0.0.1:{web_port}",
-                [load_log, prometheus_log],
+                [serve_log, load_log, prometheus_log],
                 time.monotonic() + DEADLINE_S,
             )
+            api.wait(
+                "the server to be healthy",
+                lambda: client.get(f"{agent_url}/healthz").json()["status"] == "ok",
+            )
+            load = start(
+                [*zeroclaw_obs(), "load", str(ROOT / "scenarios"), "--target", agent_url,
+                 "--token-file", str(token_file), "--approve", "--rate", "10",
+                 "--duration", str(LOAD_S), "--concurrency", "8", "--quiet"],
+                load_log, env=env, cwd=tmp,
+            )  # fmt: skip
             api.wait("Prometheus to be ready", api.ready)
             core_queries = [q for q in panel_queries() if core(q)]
 
@@ -189,6 +217,7 @@ def stack(tmp_path_factory) -> Any:
     finally:
         stop(prometheus)
         stop(load)
+        stop(serve)
 
 
 class TestDashboardQueries:
