@@ -83,7 +83,7 @@ EXPECTED: dict[str, tuple[TurnOutcomeKind, list[tuple[str, ToolOutcome]]]] = {
     "max_iterations.yaml": (TurnOutcomeKind.MAX_ITERATIONS, [("search_docs", S)] * 3),
     "mcp_deferred.yaml": (
         TurnOutcomeKind.FINAL,
-        [("calendar__book_trip", D), ("storm_warnings", S), ("tool_search", S)],
+        [("calendar__book_trip", D), ("tool_search", S), ("wx__storm_warnings", S)],
     ),
     "ops_shell_approvals.yaml": (
         TurnOutcomeKind.FINAL,

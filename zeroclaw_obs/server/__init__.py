@@ -10,3 +10,5 @@
 Nothing here is imported by `run` or `demo`: `command.py` imports the rest (and Starlette,
 uvicorn) only when `serve` runs.
 """
+
+__all__: list[str] = []

@@ -40,7 +40,7 @@ _STATUS_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405:
 _ERROR_TEXTS = {404: "no such resource", 405: "method not allowed"}
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """`body` as JSON (ASCII-escaped: any string the engine holds can be sent)."""
     return Response(
         json.dumps(body, ensure_ascii=True, separators=(",", ":")),
@@ -50,9 +50,9 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     )
 
 
-def error_response(status: int, code: str, message: str) -> Response:
+def _error_response(status: int, code: str, message: str) -> Response:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return json_response({"error": code, "message": message}, status, headers)
+    return _json_response({"error": code, "message": message}, status, headers)
 
 
 class _BearerAuth:
@@ -70,7 +70,7 @@ class _BearerAuth:
                     header = value.decode("latin-1")
                     break
             if not token_matches(self._token, header):
-                response = error_response(401, "unauthorized", "a valid bearer token is required")
+                response = _error_response(401, "unauthorized", "a valid bearer token is required")
                 await response(scope, receive, send)
                 return
         await self._app(scope, receive, send)
@@ -114,12 +114,12 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
         if not isinstance(message, str) or not message.strip():
             raise ServerError(400, "bad_request", "message: required, a non-empty string")
         handle = runtime.start_turn(message, data.get("conversation_id"))
-        return json_response(
+        return _json_response(
             {"turn_id": handle.turn_id, "conversation_id": handle.conversation_id}, 202
         )
 
     async def get_turn(request: Request) -> Response:
-        return json_response(_turn(request).status())
+        return _json_response(_turn(request).status())
 
     async def turn_events(request: Request) -> Response:
         handle = _turn(request)
@@ -131,7 +131,7 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
         return _sse(_numbered(runtime.feed.follow(runtime.running())))
 
     async def list_approvals(request: Request) -> Response:
-        return json_response(runtime.approvals.pending())
+        return _json_response(runtime.approvals.pending())
 
     async def decide(request: Request) -> Response:
         approval_id = request.path_params["approval_id"]
@@ -156,11 +156,11 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
             approval_id, decision, replacement=replacement, operator=operator
         ):
             raise ServerError(404, "not_found", "no pending approval with this id")
-        return json_response({"approval_id": approval_id, "decision": decision.value})
+        return _json_response({"approval_id": approval_id, "decision": decision.value})
 
     async def healthz(request: Request) -> Response:
         status = "draining" if runtime.draining else "ok"
-        return json_response({"status": status, "running_turns": runtime.running_turns})
+        return _json_response({"status": status, "running_turns": runtime.running_turns})
 
     async def metrics(request: Request) -> Response:
         if runtime.metrics is None:
@@ -192,18 +192,18 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
         Route("/page.js", page_js),
         Route("/healthz", healthz),
         Route("/metrics", metrics),
-        Route("/v1/turns", guarded(post_turn), methods=["POST"]),
-        Route("/v1/turns/{turn_id}", guarded(get_turn)),
-        Route("/v1/turns/{turn_id}/events", guarded(turn_events)),
-        Route("/v1/approvals", guarded(list_approvals)),
-        Route("/v1/approvals/{approval_id}", guarded(decide), methods=["POST"]),
-        Route("/v1/events", guarded(operator_events)),
+        Route("/v1/turns", _guarded(post_turn), methods=["POST"]),
+        Route("/v1/turns/{turn_id}", _guarded(get_turn)),
+        Route("/v1/turns/{turn_id}/events", _guarded(turn_events)),
+        Route("/v1/approvals", _guarded(list_approvals)),
+        Route("/v1/approvals/{approval_id}", _guarded(decide), methods=["POST"]),
+        Route("/v1/events", _guarded(operator_events)),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     return _BearerAuth(app, token)
 
 
-def guarded(
+def _guarded(
     handler: Callable[[Request], Awaitable[Response]],
 ) -> Callable[[Request], Awaitable[Response]]:
     """`ServerError` becomes its one-line JSON error."""
@@ -212,7 +212,7 @@ def guarded(
         try:
             return await handler(request)
         except ServerError as exc:
-            return error_response(exc.status, exc.code, exc.message)
+            return _error_response(exc.status, exc.code, exc.message)
 
     return endpoint
 
@@ -221,7 +221,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     status = exc.status_code
     code = _STATUS_CODES.get(status, "error")
-    return error_response(status, code, _ERROR_TEXTS.get(status, "request refused"))
+    return _error_response(status, code, _ERROR_TEXTS.get(status, "request refused"))
 
 
 def _sse(events: AsyncIterator[tuple[int, dict[str, Any]] | None]) -> Response:

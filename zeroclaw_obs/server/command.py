@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .._signals import SignalGuard
     from .runtime import ServerRuntime, ServeSettings
 
-__all__ = ["add_serve_parser", "serve_command"]
+__all__ = ["add_serve_parser", "serve_command", "token_matches"]
 
 SHUTDOWN_TIMEOUT_S = 5.0
 SERVED_USER_PLACEHOLDER = "(each turn of `serve` brings its own message)"
