@@ -62,6 +62,13 @@ class TestDemoExport:
         assert ["invoke_agent demo"] == [s["name"] for s in exported if s["parent"] is None]
         in_file = [s for line in path.read_text().splitlines() for s in _spans(line)]
         assert sorted(s["span_id"] for s in exported) == sorted(s["spanId"] for s in in_file)
+        kinds = {s["name"].split()[0]: s["attributes"]["openinference.span.kind"] for s in exported}
+        assert {
+            "invoke_agent": "AGENT",
+            "chat": "LLM",
+            "execute_tool": "TOOL",
+            "await_approval": "GUARDRAIL",
+        } == kinds
         assert f"spans: written to {path}" in tail[0]
         assert f"spans: exported over OTLP to {receiver.endpoint}/v1/traces" == tail[1]
         assert tail[2].startswith("open them:")
