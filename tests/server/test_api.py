@@ -383,10 +383,7 @@ class TestShutdown:
         spans = tmp_path / "spans.jsonl"
         served = serve_process(SCENARIOS / "api_slow.yaml", "--otlp-json", str(spans))
         with served.client() as client:
-            turn = start_turn(client)
-            found: list[dict[str, Any]] = []
-            reader = threading.Thread(target=lambda: found.extend(events(client, turn["turn_id"])))
-            reader.start()
+            reader, found = follow_in_background(client, start_turn(client)["turn_id"])
             time.sleep(0.3)  # the turn is inside its 1.5 s tool call
             served.process.send_signal(signal.SIGTERM)
             refused = wait_for_draining(served, client)
@@ -406,11 +403,8 @@ class TestShutdown:
         spans = tmp_path / "spans.jsonl"
         served = serve_process(SCENARIOS / "api_slow.yaml", "--otlp-json", str(spans))
         with served.client() as client:
-            turn = start_turn(client)
-            found: list[dict[str, Any]] = []
-            reader = threading.Thread(target=lambda: found.extend(events(client, turn["turn_id"])))
-            reader.start()
-            time.sleep(0.3)
+            reader, found = follow_in_background(client, start_turn(client)["turn_id"])
+            time.sleep(0.3)  # the turn is inside its 1.5 s tool call
             code = served.stop(signal.SIGINT)
             reader.join(30)
 
@@ -439,6 +433,16 @@ class TestShutdown:
             (a["gen_ai.conversation.id"], a["session.id"]) for a in roots
         }
         assert {first["turn_id"], second["turn_id"]} == {a["zeroclaw.turn.id"] for a in roots}
+
+
+def follow_in_background(
+    client: httpx.Client, turn_id: str
+) -> tuple[threading.Thread, list[dict[str, Any]]]:
+    """A started thread reading the turn's stream to its end, and the list it fills."""
+    found: list[dict[str, Any]] = []
+    reader = threading.Thread(target=lambda: found.extend(events(client, turn_id)))
+    reader.start()
+    return reader, found
 
 
 def wait_for_draining(served: Served, client: httpx.Client) -> httpx.Response:
