@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/telemetry.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/mcp_calls.py
+	$(BIN)/python benchmarks/server.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
