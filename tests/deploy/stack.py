@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARDS = ROOT / "dashboards"
 PROVISIONING = DASHBOARDS / "provisioning"
-SERVICES = ("jaeger", "otel-collector", "agent", "load", "prometheus", "grafana")
+SERVICES = ("jaeger", "otel-collector", "token", "agent", "load", "prometheus", "grafana")
 """The compose services, in start order."""
 
 TARGET_LABELS = frozenset({"agent", "job", "instance"})
@@ -163,11 +163,13 @@ def host_port(spec: str) -> tuple[int, int]:
 
 
 def mounts(service: dict[str, Any]) -> list[tuple[Path, str]]:
-    """(host path, container path) of a service's bind mounts (short syntax)."""
+    """(host path, container path) of a service's bind mounts (short syntax); named volumes
+    (a source without `.` or `/`) are not host paths and are left out."""
     found = []
     for volume in service.get("volumes", []):
         source, target, *_ = volume.split(":")
-        found.append(((ROOT / source).resolve(), target))
+        if source.startswith((".", "/")):
+            found.append(((ROOT / source).resolve(), target))
     return found
 
 

@@ -26,7 +26,7 @@ from .stack import (
     mounts,
 )
 
-BUILT = {"agent", "load"}
+BUILT = {"token", "agent", "load"}
 """The services that run the image built from this repository."""
 CONVENTIONAL_PORTS = {
     "otel-collector": {4317, 4318},
@@ -52,13 +52,13 @@ def flag(command: list[str], name: str) -> str:
 
 
 class TestServices:
-    def test_the_six_services_in_start_order(self):
-        """jaeger, otel-collector, agent, load, prometheus and grafana, listed in start order."""
+    def test_the_services_in_start_order(self):
+        """jaeger, otel-collector, token, agent, load, prometheus and grafana, in start order."""
         assert list(SERVICES) == list(compose_services())
 
     def test_images_are_pinned(self):
-        """Every pulled image has a version tag (no `latest`); only the agent and the load are
-        built here, both into the one local image."""
+        """Every pulled image has a version tag (no `latest`); only the token, agent and load
+        services are built here, all into the one local image."""
         for name, service in compose_services().items():
             if "build" in service:
                 assert name in BUILT
@@ -154,32 +154,36 @@ class TestMounts:
 
 
 class TestSecrets:
-    def test_agent_and_load_share_one_token_file(self):
-        """The agent serves with, and the load drives with, the same compose secret: a file of
-        the repository holding one line the server takes as a token (16+ printable characters,
-        no spaces), read from where compose mounts it."""
+    def test_the_token_is_made_at_first_start_and_shared_read_only(self):
+        """`token` writes a fresh key (`zeroclaw-obs keygen`) into a named volume once; `agent`
+        serves with it and `load` drives with it, both mounting the volume read-only, and the
+        agent starts only after the token exists."""
         compose = load_yaml("docker-compose.yml")
-        (name,) = compose["secrets"]
-        path = (ROOT / compose["secrets"][name]["file"]).resolve()
-        lines = path.read_text().splitlines()
-        assert 1 == len(lines)
-        assert len(lines[0]) >= 16 and re.fullmatch(r"[!-~]+", lines[0])
-        for service in BUILT:
-            spec = compose_services()[service]
-            assert [name] == spec["secrets"]
-            assert f"/run/secrets/{name}" == flag(spec["command"], "--token-file")
+        services = compose_services()
+        (volume,) = compose["volumes"]
+        token = services["token"]
+        script = token["entrypoint"][-1]
+        assert "zeroclaw-obs keygen > /run/zeroclaw/token" in script
+        assert script.startswith("test -s /run/zeroclaw/token ||")  # kept across restarts
+        assert [f"{volume}:/run/zeroclaw"] == token["volumes"]
+        for service in ("agent", "load"):
+            spec = services[service]
+            assert [f"{volume}:/run/zeroclaw:ro"] == spec["volumes"]
+            assert "/run/zeroclaw/token" == flag(spec["command"], "--token-file")
+        token_start = services["agent"]["depends_on"]["token"]["condition"]
+        assert "service_completed_successfully" == token_start
 
-    def test_the_token_file_stays_out_of_the_image(self):
-        """The token file is not in the build context (`.dockerignore`) and no COPY takes it."""
+    def test_no_token_is_in_the_repository_or_the_image(self):
+        """No compose secret file, no token file under deploy/, and the image's token
+        directory belongs to the runtime's user (the volume takes its owner)."""
         compose = load_yaml("docker-compose.yml")
-        (secret,) = compose["secrets"].values()
-        token = secret["file"].removeprefix("./")
-        assert token in (ROOT / ".dockerignore").read_text().splitlines()
-        copied = [args.split()[:-1] for instruction, args in dockerfile() if instruction == "COPY"]
-        assert not any(token.startswith(s.rstrip("/")) for sources in copied for s in sources)
+        assert "secrets" not in compose
+        assert not any("token" in p.name for p in (ROOT / "deploy").iterdir())
+        runs = " ".join(args for instruction, args in dockerfile() if instruction == "RUN")
+        assert "chown 10001 /run/zeroclaw" in runs
 
     def test_the_api_port_is_published_on_the_loopback_only(self):
-        """The agent's port, whose token is a committed demo one, is bound to 127.0.0.1."""
+        """The agent's API port is bound to 127.0.0.1 (open it wider behind a TLS proxy)."""
         (published,) = compose_services()["agent"]["ports"]
         assert published.startswith("127.0.0.1:")
 
@@ -305,7 +309,7 @@ class TestDockerfile:
                 assert (ROOT / source).exists(), source
 
     def test_compose_builds_the_agent_from_this_dockerfile(self):
-        """The agent and load services build from the repository root, where the Dockerfile is."""
+        """The services of our image build from the repository root, where the Dockerfile is."""
         for service in BUILT:
             assert "." == compose_services()[service]["build"]
         assert (ROOT / "Dockerfile").is_file()
