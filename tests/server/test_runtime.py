@@ -191,3 +191,19 @@ class TestOperatorFeed:
 
         assert {"type": "turn_start", "turn_id": "t"} == await stream.__anext__()
         await stream.aclose()
+
+
+class TestSweeper:
+    async def test_idle_conversations_go_without_new_traffic(self):
+        """An idle server gives memory back on its own timer, not only at the next turn."""
+        server = runtime(conversation_idle_s=0.1)
+        await server.start()
+        try:
+            await finish(server.start_turn("one", "old"))
+            assert 1 == server.conversation_count
+            await asyncio.sleep(0.4)
+            count = server.conversation_count
+        finally:
+            await server.aclose()
+
+        assert 0 == count

@@ -65,6 +65,7 @@ def add_serve_parser(commands: Any, add_telemetry_files: Callable[[Any], None]) 
         ("max_running_turns", int, "turns running at once"),
         ("max_body_bytes", int, "largest request body"),
         ("drain_timeout_s", float, "seconds running turns get at SIGTERM"),
+        ("keep_finished_turns", int, "finished turns kept readable (status, events)"),
     ):
         default = getattr(defaults, name)
         serve.add_argument(

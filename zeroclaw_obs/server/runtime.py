@@ -282,6 +282,7 @@ class ServerRuntime:
         self._turns: collections.OrderedDict[str, TurnHandle] = collections.OrderedDict()
         self._running: set[TurnHandle] = set()
         self._mcp: contextlib.AsyncExitStack | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self.draining = False
 
     # -- life ------------------------------------------------------------------------------
@@ -296,10 +297,21 @@ class ServerRuntime:
         servers = await stack.enter_async_context(connected_mcp_servers(self._replay))
         self._agent.mcp_servers.extend(servers)
         self._mcp = stack
+        self._sweeper = asyncio.create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        """Evict idle conversations on a timer too, so an idle server gives memory back
+        without waiting for the next turn."""
+        period = min(60.0, self.settings.conversation_idle_s / 2)
+        while True:
+            await asyncio.sleep(period)
+            self._evict()
 
     async def aclose(self) -> None:
         """Cancel what still runs, end every stream, close MCP servers and the provider."""
         self.draining = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.cancel_all()
         await self._wait_running(5.0)
         self.feed.close()
@@ -477,6 +489,8 @@ class ServerRuntime:
         for cid, conversation in list(self._conversations.items()):
             if conversation.running is None and now - conversation.last_used > idle_s:
                 del self._conversations[cid]
+        # Room for the one a caller is about to add (the timer asks for none, but one spare
+        # slot below the bound costs nothing).
         excess = len(self._conversations) - self.settings.max_conversations + 1
         for cid, conversation in list(self._conversations.items()):
             if excess <= 0:
