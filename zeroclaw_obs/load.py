@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .approval import TerminalPrompter
 from .config import RedactionSettings
@@ -46,6 +46,7 @@ __all__ = [
     "LoadProgress",
     "LoadReport",
     "LoadScenario",
+    "LoadSchedule",
     "LoadStop",
     "NoOperator",
     "StopReason",
@@ -437,31 +438,26 @@ async def run_load(
     return await driver.run()
 
 
-class _LoadDriver:
-    """One load run: the start schedule, the turns in flight and their drain."""
+class LoadSchedule:
+    """What every load run shares, in-process or against a server (`load_http.py`): the start
+    schedule at `rate` under the `concurrency` cap, the stop, the grace at the end, the counts
+    and the progress line. A subclass starts one turn (`_start_one`), says which are in flight
+    (`_in_flight`) and ends what the grace left (`_drain`)."""
 
     def __init__(
         self,
         scenarios: Sequence[LoadScenario],
         options: LoadOptions,
         *,
-        observer: Observer,
-        redactor: Redactor,
-        receipt_key: bytes | None,
         progress: LoadProgress | None,
         stop: LoadStop,
     ) -> None:
         self._options = options
         self._picks = pick_scenarios(scenarios, options.seed)
         self._tally = _Tally()
-        self._observer = MultiObserver((observer, self._tally))
-        self._redactor = redactor
-        self._receipt_key = receipt_key
-        self._terminal = NoOperator()
         self._progress = progress
         self._stop = stop
         self._slots = asyncio.Semaphore(options.concurrency)
-        self._turns: dict[asyncio.Task[TurnOutcomeKind | None], tuple[LoadScenario, Replay]] = {}
         self._loop = asyncio.get_running_loop()
         self._started_at = self._loop.time()
 
@@ -513,12 +509,72 @@ class _LoadDriver:
             if self._slots.locked():
                 self._tally.delayed += 1
             await self._slots.acquire()
-            self._start_one()
+            self._tally.turn_started()
+            self._start_one(next(self._picks))
             # A start that waited for a slot moves the schedule on: missed ticks are skipped.
             next_at = max(next_at + interval, self._loop.time())
 
-    def _start_one(self) -> None:
-        item = next(self._picks)
+    def _start_one(self, item: LoadScenario) -> None:
+        """Start one turn of `item` as a task that releases its slot when done."""
+        raise NotImplementedError
+
+    def _in_flight(self) -> set[asyncio.Task[Any]]:
+        raise NotImplementedError
+
+    async def _drain(self) -> None:
+        """End the turns in flight: wait out the grace (`_wait_for_grace`), then stop them."""
+        raise NotImplementedError
+
+    async def _wait_for_grace(self) -> None:
+        """Let the turns in flight finish within `grace`; an interrupt, before or during the
+        grace period, ends the wait at once."""
+        interrupted = asyncio.create_task(self._stop.interrupted())
+        deadline = self._loop.time() + self._options.grace
+        try:
+            while self._in_flight() and not interrupted.done():
+                remaining = deadline - self._loop.time()
+                if remaining <= 0:
+                    break
+                await asyncio.wait(
+                    {*self._in_flight(), interrupted},
+                    timeout=remaining,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+        finally:
+            interrupted.cancel()
+
+    async def _refresh(self) -> None:
+        assert self._progress is not None
+        while True:
+            await asyncio.sleep(self._progress.interval_s)
+            self._progress.update(progress_line(self.report()))
+
+
+class _LoadDriver(LoadSchedule):
+    """One in-process load run: each turn a fresh replay of its scenario."""
+
+    def __init__(
+        self,
+        scenarios: Sequence[LoadScenario],
+        options: LoadOptions,
+        *,
+        observer: Observer,
+        redactor: Redactor,
+        receipt_key: bytes | None,
+        progress: LoadProgress | None,
+        stop: LoadStop,
+    ) -> None:
+        super().__init__(scenarios, options, progress=progress, stop=stop)
+        self._observer = MultiObserver((observer, self._tally))
+        self._redactor = redactor
+        self._receipt_key = receipt_key
+        self._terminal = NoOperator()
+        self._turns: dict[asyncio.Task[TurnOutcomeKind | None], tuple[LoadScenario, Replay]] = {}
+
+    def _in_flight(self) -> set[asyncio.Task[Any]]:
+        return set(self._turns)
+
+    def _start_one(self, item: LoadScenario) -> None:
         replay = build_load_replay(
             item,
             observer=self._observer,
@@ -526,7 +582,6 @@ class _LoadDriver:
             receipt_key=self._receipt_key,
             terminal=self._terminal,
         )
-        self._tally.turn_started()
         task = asyncio.create_task(self._run_turn(replay), name=f"load-turn {item.source}")
         self._turns[task] = (item, replay)
         task.add_done_callback(self._turn_done)
@@ -553,24 +608,8 @@ class _LoadDriver:
         self._tally.turn_ended(outcome, item.source)
 
     async def _drain(self) -> None:
-        """Let the turns in flight finish within `grace`, then cancel the rest.
-
-        An interrupt, before or during the grace period, cancels them at once.
-        """
-        interrupted = asyncio.create_task(self._stop.interrupted())
-        deadline = self._loop.time() + self._options.grace
-        try:
-            while self._turns and not interrupted.done():
-                remaining = deadline - self._loop.time()
-                if remaining <= 0:
-                    break
-                await asyncio.wait(
-                    {*self._turns, interrupted},
-                    timeout=remaining,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-        finally:
-            interrupted.cancel()
+        """Let the turns in flight finish within `grace`, then cancel the rest."""
+        await self._wait_for_grace()
         # A graceful cancel first: each turn closes its open slots as interrupted and ends as
         # cancelled, so its spans and metrics are complete; a hard cancel only if that stalls.
         for _, replay in self._turns.values():
@@ -581,9 +620,3 @@ class _LoadDriver:
             task.cancel()
         if self._turns:
             await asyncio.wait(set(self._turns), timeout=CANCEL_WAIT_S)
-
-    async def _refresh(self) -> None:
-        assert self._progress is not None
-        while True:
-            await asyncio.sleep(self._progress.interval_s)
-            self._progress.update(progress_line(self.report()))

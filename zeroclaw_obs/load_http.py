@@ -51,13 +51,11 @@ from .load import (
     LoadProgress,
     LoadReport,
     LoadScenario,
+    LoadSchedule,
     LoadStop,
-    StopReason,
-    _Tally,
-    pick_scenarios,
-    progress_line,
 )
 from .observability.events import ToolOutcome, TurnOutcomeKind
+from .server.command import read_token_file
 
 __all__ = [
     "ABANDONED",
@@ -142,13 +140,7 @@ def read_token(path: Path | None, environ: Mapping[str, str] = os.environ) -> tu
     """
     if path is not None:
         source = "--token-file"
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8"
-            raise BadInputError(f"--token-file: {reason}") from None
-        lines = text.strip().splitlines()
-        token = lines[0].strip() if lines else ""
+        token = read_token_file(path, source)
     elif environ.get(TOKEN_ENV):
         source, token = TOKEN_ENV, environ[TOKEN_ENV].strip()
     else:
@@ -255,8 +247,8 @@ class _TurnLost(Exception):
         self.reason = reason
 
 
-class _HttpLoadDriver:
-    """One load run against a server: the start schedule, the turns followed, their drain."""
+class _HttpLoadDriver(LoadSchedule):
+    """One load run against a server: each turn posted and followed to `turn_end`."""
 
     def __init__(
         self,
@@ -268,70 +260,18 @@ class _HttpLoadDriver:
         progress: LoadProgress | None,
         stop: LoadStop | None,
     ) -> None:
-        self._options = options
-        self._picks = pick_scenarios(scenarios, options.seed)
+        super().__init__(scenarios, options, progress=progress, stop=stop or LoadStop())
         self._client = client
         self._approve = approve
-        self._tally = _Tally()
-        self._progress = progress
-        self._stop = stop or LoadStop()
-        self._slots = asyncio.Semaphore(options.concurrency)
         self._turns: set[asyncio.Task[TurnOutcomeKind]] = set()
-        self._loop = asyncio.get_running_loop()
-        self._started_at = self._loop.time()
 
-    def report(self) -> LoadReport:
-        """The counts so far."""
-        return self._tally.report(self._loop.time() - self._started_at, self._stop.reason)
+    def _in_flight(self) -> set[asyncio.Task[Any]]:
+        return set(self._turns)
 
-    async def run(self) -> LoadReport:
-        refresher = asyncio.create_task(self._refresh()) if self._progress else None
-        scheduler = asyncio.create_task(self._schedule())
-        stopped = asyncio.create_task(self._stop.requested())
-        try:
-            await asyncio.wait({scheduler, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            self._stop.request(StopReason.INTERRUPTED)
-            raise
-        finally:
-            for task in (scheduler, stopped):
-                task.cancel()
-            await asyncio.gather(scheduler, stopped, return_exceptions=True)
-            try:
-                await self._drain()
-            finally:
-                if refresher is not None:
-                    refresher.cancel()
-                    await asyncio.gather(refresher, return_exceptions=True)
-        error = None if scheduler.cancelled() else scheduler.exception()
-        if error is not None:
-            raise error
-        report = self.report()
-        if self._progress is not None:
-            self._progress.finish(progress_line(report))
-        return report
-
-    async def _schedule(self) -> None:
-        try:
-            async with asyncio.timeout(self._options.duration or None):
-                await self._start_turns()
-        except TimeoutError:
-            self._stop.request(StopReason.DURATION)
-
-    async def _start_turns(self) -> None:
-        interval = 1 / self._options.rate
-        next_at = self._loop.time()
-        while True:
-            await asyncio.sleep(max(0.0, next_at - self._loop.time()))
-            if self._slots.locked():
-                self._tally.delayed += 1
-            await self._slots.acquire()
-            item = next(self._picks)
-            self._tally.turn_started()
-            task = asyncio.create_task(self._turn(item), name=f"load-turn {item.source}")
-            self._turns.add(task)
-            task.add_done_callback(self._turn_done)
-            next_at = max(next_at + interval, self._loop.time())
+    def _start_one(self, item: LoadScenario) -> None:
+        task = asyncio.create_task(self._turn(item), name=f"load-turn {item.source}")
+        self._turns.add(task)
+        task.add_done_callback(self._turn_done)
 
     def _turn_done(self, task: asyncio.Task[TurnOutcomeKind]) -> None:
         # A done callback: a task cancelled before its first step never runs its body.
@@ -414,34 +354,13 @@ class _HttpLoadDriver:
             )
 
     async def _drain(self) -> None:
-        """Let the turns followed finish within `grace`, then abandon the rest.
-
-        An interrupt, before or during the grace period, abandons them at once.
-        """
-        interrupted = asyncio.create_task(self._stop.interrupted())
-        deadline = self._loop.time() + self._options.grace
-        try:
-            while self._turns and not interrupted.done():
-                remaining = deadline - self._loop.time()
-                if remaining <= 0:
-                    break
-                await asyncio.wait(
-                    {*self._turns, interrupted},
-                    timeout=remaining,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-        finally:
-            interrupted.cancel()
+        """Let the turns followed finish within `grace`, then abandon the rest (the API has no
+        cancel: they go on on the server)."""
+        await self._wait_for_grace()
         for task in list(self._turns):
             task.cancel()
         if self._turns:
             await asyncio.wait(set(self._turns), timeout=CANCEL_WAIT_S)
-
-    async def _refresh(self) -> None:
-        assert self._progress is not None
-        while True:
-            await asyncio.sleep(self._progress.interval_s)
-            self._progress.update(progress_line(self.report()))
 
 
 async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .._signals import SignalGuard
     from .runtime import ServerRuntime, ServeSettings
 
-__all__ = ["add_serve_parser", "serve_command", "token_matches"]
+__all__ = ["add_serve_parser", "read_token_file", "serve_command", "token_matches"]
 
 SHUTDOWN_TIMEOUT_S = 5.0
 SERVED_USER_PLACEHOLDER = "(each turn of `serve` brings its own message)"
@@ -175,6 +175,22 @@ def _settings(args: argparse.Namespace) -> ServeSettings:
         raise BadInputError(f"{flag}: {error['msg'].lower()}") from None
 
 
+def read_token_file(path: Path, flag: str = "--token-file") -> str:
+    """The token a file holds: its first line, stripped (`serve` and `load --target`).
+
+    Raises:
+        BadInputError: the file cannot be read or is not UTF-8; the line names `flag`, never
+            the content.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise BadInputError(f"{flag}: {reason}") from None
+    lines = text.strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
 def _token(path: Path | None) -> tuple[str, bool]:
     """The bearer token from `--token-file` (first line, stripped), or a fresh one.
 
@@ -184,13 +200,7 @@ def _token(path: Path | None) -> tuple[str, bool]:
     """
     if path is None:
         return secrets.token_urlsafe(32), True
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise BadInputError(f"--token-file: {reason}") from None
-    lines = text.strip().splitlines()
-    token = lines[0].strip() if lines else ""
+    token = read_token_file(path)
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() or not c.isprintable() for c in token):
         raise BadInputError(
             f"--token-file: the token must be one line of at least {MIN_TOKEN_CHARS} "
