@@ -207,3 +207,45 @@ class TestSweeper:
             await server.aclose()
 
         assert 0 == count
+
+
+DEFERRED = {
+    "user": "storms?",
+    "config": {"approval": {"auto_approve": ["tool_search", "wx__storm_warnings"]}},
+    "mcp_servers": [
+        {
+            "name": "wx",
+            "deferred": True,
+            "tools": [
+                {
+                    "name": "storm_warnings",
+                    "description": "Storm warnings for a region",
+                    "parameters": {"type": "object", "properties": {"region": {"type": "string"}}},
+                    "responses": [{"default": {"output": "gale"}}],
+                }
+            ],
+        }
+    ],
+    "responses": [
+        {"tool_calls": [{"name": "storm_warnings", "arguments": {"region": "N"}}]},
+        {"tool_calls": [{"name": "tool_search", "arguments": {"query": "storm"}}]},
+        {"text": "done"},
+    ],
+}
+
+
+class TestActivatedTools:
+    async def test_tools_activated_in_a_conversation_stay_in_it_only(self):
+        """`tool_search` activates for its conversation's later turns, never for another's."""
+        server = runtime(DEFERRED)
+
+        def first_outcome(handle: TurnHandle) -> str:
+            return next(e for e in handle.events if e["type"] == "tool_result")["outcome"]
+
+        first = await finish(server.start_turn("one", "a"))
+        again = await finish(server.start_turn("two", "a"))
+        other = await finish(server.start_turn("one", "b"))
+
+        assert ["unknown", "success", "unknown"] == [
+            first_outcome(h) for h in (first, again, other)
+        ]
