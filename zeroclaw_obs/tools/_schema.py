@@ -7,12 +7,25 @@ in practice use a small subset. This validator compiles that subset once per too
 `required`, `additionalProperties` (bool), `enum`, `const`, `items`, `minLength`, `maxLength`,
 `minimum`, `maximum`, `minItems`, `maxItems` and `anyOf`. Unknown keywords are ignored
 (permissive), which is what providers do with schemas they do not understand either.
+
+Two validators, one verdict: the subset is also compiled to a `pydantic_core` schema
+(`_core_schema`), which answers a valid call in well under a microsecond; only when it says
+no (or could not compile the schema exactly) does the hand-written one run, so every error
+message is the hand-written one's and its verdict is final. The compiled schema is built to
+accept nothing the hand-written validator refuses (strict types, constraints bound to the
+type they apply to); a construct it cannot express exactly (an `enum` that is not all
+strings, `anyOf` beside other keywords, a bound of the wrong type) is not compiled, and that
+tool keeps the hand-written path. `tests/tools/test_schema.py` checks the implication with
+generated schemas and values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from pydantic_core import CoreSchema, SchemaError, ValidationError, core_schema
+from pydantic_core import SchemaValidator as _CoreValidator
 
 __all__ = ["SchemaValidator"]
 
@@ -33,11 +46,150 @@ class SchemaValidator:
     """Validates a value against a compiled schema; `first_error` returns a readable message."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        self._check = _compile(schema if isinstance(schema, dict) else {})
+        schema = schema if isinstance(schema, dict) else {}
+        self._check = _compile(schema)
+        self._fast = _core_validator(schema)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether valid values take the `pydantic_core` path (False: hand-written only)."""
+        return self._fast is not None
 
     def first_error(self, value: Any) -> str | None:
         """The first violation as `path: problem`, or None when the value is valid."""
+        if self._fast is not None:
+            try:
+                self._fast.validate_python(value)
+            except ValidationError:
+                pass  # the hand-written validator says why (its verdict is final)
+            else:
+                return None
         return self._check(value, "")
+
+
+_KEYWORDS = frozenset(
+    {
+        "type", "properties", "required", "additionalProperties", "enum", "const", "items",
+        "minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems", "anyOf",
+    }
+)  # fmt: skip
+"""The keywords both validators read; any other is ignored by both."""
+
+
+class _NotExact(Exception):
+    """The schema has a construct the compiled form cannot express exactly."""
+
+
+def _core_validator(schema: dict[str, Any]) -> _CoreValidator | None:
+    try:
+        return _CoreValidator(_core_schema(schema))
+    except (_NotExact, SchemaError, TypeError, ValueError, RecursionError):
+        return None
+
+
+def _core_schema(schema: Any) -> CoreSchema:
+    """The compiled form of one (sub)schema; raises `_NotExact` when it cannot be exact."""
+    if not isinstance(schema, dict):
+        return core_schema.any_schema()
+    keys = _KEYWORDS & set(schema)
+    if "anyOf" in keys:
+        options = schema["anyOf"]
+        if keys != {"anyOf"} or not isinstance(options, list):
+            raise _NotExact
+        subs = [_core_schema(o) for o in options if isinstance(o, dict)]
+        if not subs:
+            raise _NotExact  # an empty anyOf refuses everything: the hand-written path says so
+        return core_schema.union_schema(subs, mode="smart")
+    if "enum" in keys or "const" in keys:
+        values = [schema["const"]] if "const" in keys else schema["enum"]
+        only_strings = isinstance(values, list) and all(isinstance(v, str) for v in values)
+        if (
+            keys - {"enum", "const", "type"}
+            or {"enum", "const"} <= keys
+            or not only_strings
+            or schema.get("type", "string") != "string"
+        ):
+            raise _NotExact
+        return core_schema.literal_schema(list(values))
+    declared = schema.get("type")
+    names = [declared] if isinstance(declared, str) else declared
+    if names is not None and not isinstance(names, list):
+        raise _NotExact
+    known = [n for n in (names or []) if n in _TYPES]
+    choices = [_typed(name, schema) for name in (known or list(_TYPES))]
+    return choices[0] if len(choices) == 1 else core_schema.union_schema(choices, mode="smart")
+
+
+def _typed(name: str, schema: dict[str, Any]) -> CoreSchema:
+    """One JSON type with the keywords that apply to it (the others ignore it, as the
+    hand-written checks do)."""
+    if name == "string":
+        return core_schema.str_schema(
+            strict=True,
+            min_length=_count(schema, "minLength"),
+            max_length=_count(schema, "maxLength"),
+        )
+    if name in ("integer", "number"):
+        ge, le = _bound(schema, "minimum"), _bound(schema, "maximum")
+        if name == "integer":
+            if any(b is not None and not isinstance(b, int) for b in (ge, le)):
+                raise _NotExact
+            return core_schema.int_schema(strict=True, ge=ge, le=le)
+        return core_schema.float_schema(strict=True, ge=ge, le=le)
+    if name == "boolean":
+        return core_schema.bool_schema(strict=True)
+    if name == "null":
+        return core_schema.none_schema()
+    if name == "array":
+        items = schema.get("items")
+        return core_schema.list_schema(
+            _core_schema(items) if isinstance(items, dict) else core_schema.any_schema(),
+            strict=True,
+            min_length=_count(schema, "minItems"),
+            max_length=_count(schema, "maxItems"),
+        )
+    return _object(schema)
+
+
+def _object(schema: dict[str, Any]) -> CoreSchema:
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        raise _NotExact
+    wanted = {r for r in required if isinstance(r, str)}
+    fields = {
+        name: core_schema.typed_dict_field(_core_schema(sub), required=name in wanted)
+        for name, sub in properties.items()
+        if isinstance(sub, dict)
+    }
+    if any(not isinstance(sub, dict) for sub in properties.values()):
+        raise _NotExact  # the hand-written check ignores such a property, even when closed
+    closed = schema.get("additionalProperties") is False
+    if closed and wanted - fields.keys():
+        raise _NotExact  # required yet not a property of a closed object: never valid
+    for name in wanted - fields.keys():
+        fields[name] = core_schema.typed_dict_field(core_schema.any_schema(), required=True)
+    return core_schema.typed_dict_schema(
+        fields, extra_behavior="forbid" if closed else "allow", strict=True
+    )
+
+
+def _count(schema: dict[str, Any], key: str) -> int | None:
+    value = schema.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _NotExact
+    return value
+
+
+def _bound(schema: dict[str, Any], key: str) -> int | float | None:
+    value = schema.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _NotExact
+    return value
 
 
 def _where(path: str) -> str:
