@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.system import node_binary
+from zeroclaw_obs.approval.manager import runtime_denial_text
 from zeroclaw_obs.observability.events import ToolOutcome
-from zeroclaw_obs.turn.results import RUNTIME_DENIAL_TEXT
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
 
@@ -80,7 +80,7 @@ class TestServerEverything:
         calls = [{"id": "t1", "name": "ev__toggle-simulated-logging", "arguments": {}}]
         data = turn(everything, calls, mode="non_interactive", auto_approve_read_only=True)
         _, replay = await run_scenario(data)
-        expected = RUNTIME_DENIAL_TEXT.format(tool="ev__toggle-simulated-logging")
+        expected = runtime_denial_text("ev__toggle-simulated-logging")
         assert expected == results(replay)["t1"]["output"]
 
 
@@ -126,7 +126,7 @@ class TestMcpServerGit:
             auto_approve_read_only=True,
         )
         _, replay = await run_scenario(data)
-        assert RUNTIME_DENIAL_TEXT.format(tool="git__git_reset") == results(replay)["r1"]["output"]
+        assert runtime_denial_text("git__git_reset") == results(replay)["r1"]["output"]
         staged = subprocess.run(
             ["git", "-C", str(repository), "diff", "--cached", "--name-only"],
             capture_output=True, text=True, check=True,

@@ -36,6 +36,7 @@ from typing import Any
 
 from .._output_files import in_place, write_atomically
 from .._terminal import ENCODING, ENCODING_ERRORS
+from ..observability.events import ApprovalSurface, Decision
 
 __all__ = [
     "AUDIT_DECISIONS",
@@ -45,10 +46,10 @@ __all__ = [
     "rfc3339_utc",
 ]
 
-AUDIT_DECISIONS = frozenset({"yes", "no", "always", "replace"})
+AUDIT_DECISIONS = frozenset(Decision)
 """The values `decision` may take; a runtime denial is audited as `no`."""
 
-AUDIT_SURFACES = frozenset({"cli", "scenario", "backchannel", "web", "runtime"})
+AUDIT_SURFACES = frozenset(ApprovalSurface)
 """The values `surface` may take."""
 
 

@@ -44,11 +44,11 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from .._terminal import printable
 from ..config import ApprovalAnswer, ReplaceWith
+from ..observability.events import Decision
 
 if TYPE_CHECKING:
     from .manager import ApprovalRequest
@@ -87,15 +87,6 @@ REST_DISPLAY_LIMIT = 2000
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # A lone surrogate (a JSON "\ud800" decodes to one) cannot be encoded as UTF-8 at all.
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-class Decision(StrEnum):
-    """What an operator (or a script) answered."""
-
-    YES = "yes"
-    NO = "no"
-    ALWAYS = "always"
-    REPLACE = "replace"
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,14 @@ __all__ = [
     "AgentEnd",
     "AgentStart",
     "ApprovalDecision",
+    "ApprovalSurface",
     "Correlation",
+    "Decision",
     "LlmRequest",
     "LlmResponse",
     "LoopDetection",
+    "LoopKind",
+    "LoopSeverity",
     "ObserverEvent",
     "ProviderAttempt",
     "ToolCall",
@@ -55,6 +59,42 @@ class TurnOutcomeKind(StrEnum):
     ABORTED = "aborted"
     MAX_ITERATIONS = "max_iterations"
     ERROR = "error"
+
+
+class Decision(StrEnum):
+    """What an operator (or a script) answered; a runtime denial is `no`."""
+
+    YES = "yes"
+    NO = "no"
+    ALWAYS = "always"
+    REPLACE = "replace"
+
+
+class ApprovalSurface(StrEnum):
+    """Who was asked: the audit log's and the metrics' `surface`."""
+
+    CLI = "cli"
+    SCENARIO = "scenario"
+    BACKCHANNEL = "backchannel"
+    WEB = "web"
+    RUNTIME = "runtime"
+    """Nobody decided: the runtime denied by policy."""
+
+
+class LoopKind(StrEnum):
+    """Which loop-detection pattern fired."""
+
+    REPEAT = "repeat"
+    PING_PONG = "ping_pong"
+    NO_PROGRESS = "no_progress"
+
+
+class LoopSeverity(StrEnum):
+    """How hard it fired."""
+
+    WARNING = "warning"
+    BLOCK = "block"
+    ABORT = "abort"
 
 
 CALL_CANCELLED = "cancelled"

@@ -43,8 +43,12 @@ from .events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    ApprovalSurface,
+    Decision,
     LlmResponse,
     LoopDetection,
+    LoopKind,
+    LoopSeverity,
     ObserverEvent,
     ToolCall,
     ToolCallStart,
@@ -89,12 +93,12 @@ APPROVAL_WAIT_BUCKETS = (0.01, 0.1, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600)
 """Seconds: a scripted answer (milliseconds) up to a human who came back an hour later."""
 
 _OTHER = "other"
-# The values these free-string fields take today (approval/surfaces.py, turn/loop_detection.py);
-# importing those enums would make observability depend on turn/, against DESIGN §1.
-_DECISIONS = frozenset({"yes", "no", "always", "replace", "approved"})
-_SURFACES = frozenset({"cli", "scenario", "backchannel", "web", "runtime"})
-_LOOP_KINDS = frozenset({"repeat", "ping_pong", "no_progress"})
-_LOOP_SEVERITIES = frozenset({"warning", "block", "abort"})
+# The label values these free-string fields may take: the enums of `events.py`, defined once
+# (`approved` is the decision label of a call approved by policy, which asks nobody).
+_DECISIONS = frozenset({*Decision, "approved"})
+_SURFACES = frozenset(ApprovalSurface)
+_LOOP_KINDS = frozenset(LoopKind)
+_LOOP_SEVERITIES = frozenset(LoopSeverity)
 _TOOL_RESULT_SURFACE = "tool_result"
 _POLL_INTERVAL = 0.05  # seconds `MetricsServer.close` may wait for the serving thread
 

@@ -15,27 +15,12 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from dataclasses import dataclass
-from enum import StrEnum
+
+from ..observability.events import LoopKind, LoopSeverity
 
 __all__ = ["LoopDetector", "LoopKind", "LoopSeverity", "LoopSignal"]
 
 WINDOW = 20
-
-
-class LoopKind(StrEnum):
-    """Which pattern fired."""
-
-    REPEAT = "repeat"
-    PING_PONG = "ping_pong"
-    NO_PROGRESS = "no_progress"
-
-
-class LoopSeverity(StrEnum):
-    """How hard it fired."""
-
-    WARNING = "warning"
-    BLOCK = "block"
-    ABORT = "abort"
 
 
 _RANK = {LoopSeverity.WARNING: 0, LoopSeverity.BLOCK: 1, LoopSeverity.ABORT: 2}

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..approval import Requirement
+from ..approval import DENIED_BY_USER, Requirement
 from ..errors import TurnAborted
 from ..observability.events import ApprovalDecision, ObserverEvent, ToolOutcome
 from ..tools.base import ArgumentError, Tool
@@ -29,7 +29,6 @@ from .context import ResolvedAgentExecution, TurnState
 from .hooks import CancelCall, HookCall
 from .parse import ParsedToolCall
 from .results import (
-    USER_DENIAL_TEXT,
     Slot,
     cancelled_by_hook_text,
     canonical_key,
@@ -237,7 +236,7 @@ async def _gate(
             slot.fill(ToolOutcome.REPLACED, outcome.replacement, success=True)
             return
         if not verdict.approved:
-            slot.fill(ToolOutcome.DENIED, outcome.slot_text or USER_DENIAL_TEXT)
+            slot.fill(ToolOutcome.DENIED, outcome.slot_text or DENIED_BY_USER)
             return
     if name in MARKER_TOOLS and requirement is not Requirement.NOT_REQUIRED:
         slot.arguments = {**slot.arguments, "approved": True}

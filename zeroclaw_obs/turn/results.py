@@ -30,8 +30,6 @@ from .truncation import bound_result, truncate, truncated_bytes
 
 __all__ = [
     "INTERRUPTED_TEXT",
-    "RUNTIME_DENIAL_TEXT",
-    "USER_DENIAL_TEXT",
     "Slot",
     "SlotRecorder",
     "cancelled_by_hook_text",
@@ -49,11 +47,6 @@ __all__ = [
 # Built once (see receipts.compact_json): the display form of redacted arguments.
 _DISPLAY_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
-USER_DENIAL_TEXT = "Denied by user."
-RUNTIME_DENIAL_TEXT = (
-    "Tool call not executed: '{tool}' requires approval and no operator decision was "
-    "available, so the runtime denied it by policy. This was not a user's decision."
-)
 INTERRUPTED_TEXT = "[interrupted by user before this tool produced a result]"
 NO_OUTPUT = "(no output)"
 
