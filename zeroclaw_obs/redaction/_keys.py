@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from ._normalize import fold_key
 from ._scanner import Check, Hit, Spec
-from ._validators import is_measurement, is_placeholder
+from ._validators import is_code_reference, is_measurement, is_placeholder, is_public_value
 
 __all__ = [
     "DEFAULT_SENSITIVE_KEYS",
@@ -165,6 +165,9 @@ def _value_check(keys: SensitiveKeys, *, labels: bool = False) -> Check:
             return None  # $PWD / OLDPWD hold the working directory, not a password
         if is_measurement(stripped):
             return None  # a count, a duration, a timestamp: see `is_measurement`
+        following = hit.text[hit.start + len(stripped) : hit.start + len(stripped) + 1]
+        if is_code_reference(stripped, following) or is_public_value(stripped, hit):
+            return None  # `os.getenv(…)`, `settings.X`; a publishable key, a secret's ARN
         if labels and _is_labelled_assignment(hit, stripped):
             return None
         return hit.start, hit.start + len(stripped)

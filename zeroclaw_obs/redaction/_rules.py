@@ -25,13 +25,16 @@ import base64
 import binascii
 from typing import Any
 
+from ._keys import NOT_SENSITIVE
+from ._normalize import fold_key
 from ._scanner import LEAD, Check, Hit, Spec
-from ._validators import is_placeholder, is_uuid, looks_random
+from ._validators import is_placeholder, is_public_value, is_uuid, looks_random
 
-__all__ = ["context_specs", "generic_spec", "token_specs"]
+__all__ = ["context_specs", "generic_spec", "sql_specs", "token_specs"]
 
 _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _ALNUM = _TOKEN_CHARS[:-2]
+_KEY_CHARS = frozenset(_TOKEN_CHARS + ".")
 
 
 def _token(rule_id: str, description: str, pattern: str, trigger: str, **kw: Any) -> Spec:
@@ -170,9 +173,23 @@ def _generic(hit: Hit) -> tuple[int, int] | None:
     gap = hit.text[hit.match_start + len(hit.key or "") : hit.start].lower()
     if "\0" in gap or any(word in gap for word in _NOT_SECRET_CONTEXT):
         return None  # a blanked marker between: the word's own value is already gone
-    if is_uuid(core) or not looks_random(value):
+    if is_uuid(core) or not looks_random(value) or is_public_value(value, hit):
+        return None
+    if _names_a_cursor(hit):
         return None
     return hit.start, hit.start + len(value)
+
+
+def _names_a_cursor(hit: Hit) -> bool:
+    """Whether the credential word ends a key known to hold a public value
+    (`nextPageToken`, `pagination_token`: cursors; see `NOT_SENSITIVE`)."""
+    start = hit.match_start
+    while start > 0 and hit.text[start - 1] in _KEY_CHARS:
+        start -= 1
+        if hit.match_start - start > 64:
+            return False
+    key = fold_key(hit.text[start : hit.match_start + len(hit.key or "")])
+    return key in NOT_SENSITIVE or "_".join(key.split("_")[-2:]) in NOT_SENSITIVE
 
 
 def _following_is_not_token(hit: Hit) -> tuple[int, int] | None:
@@ -377,6 +394,56 @@ def context_specs() -> list[Spec]:
             r"([^\s/?#@:\"'<>\[\]\\]*:[^\s/?#\"'<>\\]+)@",
             r"://[^\s/?#@:\"'<>]*:[^\s/?#\"'<>]*@",
             check=_url_credentials,
+        ),
+    ]
+
+
+def _sql_value(hit: Hit) -> tuple[int, int] | None:
+    """Refuse bind parameters and keywords where a SQL statement's password goes."""
+    value = hit.text[hit.start : hit.end]
+    head = hit.text[hit.match_start : hit.start].lower()
+    if head.endswith(_ORACLE_HEADS) or head.lstrip(" \t\r\n;").startswith(_ORACLE_HEADS):
+        value = value.partition("/")[2]  # Oracle `user/password`: judge the password
+    if value[0] in ":?$@%" or is_placeholder(value) or value.lower() in _SQL_KEYWORDS:
+        return None
+    return hit.start, hit.end
+
+
+_ORACLE_HEADS = ("jdbc:oracle", "sqlplus", "conn", "userid")
+_SQL_KEYWORDS = frozenset({"values", "password", "externally", "globally", "expire", "null"})
+
+
+def sql_specs() -> list[Spec]:
+    """Passwords inside SQL statements and database client connection forms."""
+    quoted = r"(?:N?'([^'\r\n]+)'|\"([^\"\r\n]+)\")"
+    return [
+        Spec(
+            "sql_password",
+            "passwords in SQL statements and database connect forms: IDENTIFIED BY …, "
+            "[WITH] PASSWORD '…', SET PASSWORD FOR … = '…', PASSWORD = N'…', ODBC PWD={…}, "
+            "Oracle user/password@db",
+            r"(?i)identified[ \t]+(?:with[ \t]+[A-Za-z0-9_'\"]+[ \t]+)?(?:by|as)[ \t]+"
+            rf"(?:password[ \t]+)?(?:{quoted}|([^\s'\";,()]+))"
+            # `PASSWORD 'x'` (PostgreSQL), `= N'x'` (SQL Server), `= PASSWORD('x')` (MySQL);
+            # `password = 'x'` is `key_value`'s
+            r"|(?i)(?:^|[^A-Za-z0-9_])password[ \t]+(?:password[ \t]*\([ \t]*)?'([^'\r\n]+)'"
+            r"|(?i)password[ \t]*=[ \t]*(?:N'([^'\r\n]+)'|password[ \t]*\([ \t]*'([^'\r\n]+)')"
+            r"|(?i)set[ \t]+password[ \t]+for[ \t]+[^=;\r\n]{1,120}=[ \t]*"
+            rf"(?:password[ \t]*\([ \t]*)?{quoted}"
+            r"|(?i)(?:^|[;\"'\s])(?:pwd|password)[ \t]*=[ \t]*\{([^}\r\n]+)\}"
+            # Oracle `user/password@db`: the pair, so an e-mail look-alike `password@db.host`
+            # only partly overlaps it and loses (see `resolve`)
+            r"|(?i)(?:jdbc:oracle:[a-z]+:|sqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*)[\"']?"
+            r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)"
+            r"|(?i)(?:(?:^|[\s;])conn(?:ect)?[ \t]+|userid[ \t]*=[ \t]*)[\"']?"
+            r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)@",
+            r"(?i:identified)[ \t]+(?i:with|by|as)"
+            r"|(?i:password)[ \t]+(?i:password)?[ \t]*\(?[ \t]*'"
+            r"|(?i:password)[ \t]*=[ \t]*(?:N'|(?i:password)[ \t]*\()"
+            r"|(?i:set)[ \t]+(?i:password)[ \t]+(?i:for)|(?i:pwd|password)[ \t]*=[ \t]*\{"
+            r"|(?i:jdbc:oracle:|sqlplus)|(?i:conn|userid)[^/\r\n]{1,80}/[^\s@/'\"]+@",
+            secret=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
+            check=_sql_value,
         ),
     ]
 

@@ -16,16 +16,19 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
+from typing import Any
 
 __all__ = [
     "card_span",
     "decode_base64_text",
     "iban_span",
+    "is_code_reference",
     "is_ipv4",
     "is_ipv6",
     "is_measurement",
     "is_phone",
     "is_placeholder",
+    "is_public_value",
     "is_ssn",
     "is_uuid",
     "looks_random",
@@ -284,7 +287,69 @@ def is_placeholder(value: str) -> bool:
         return True
     if v in ("%s", "%r", "%d", "{}", "[]", "()"):
         return True
-    return v[0] == "$" and len(v) > 1 and (v[1:].replace("_", "").isalnum() and v[1:].isupper())
+    if v[0] == "$" and len(v) > 1 and (v[1:].replace("_", "").isalnum() and v[1:].isupper()):
+        return True
+    return _is_instruction(v)
+
+
+_INSTRUCTION_WORDS = frozenset({"your", "here", "replace", "insert", "placeholder", "redacted"})
+
+
+def _is_instruction(v: str) -> bool:
+    """`YOUR_API_KEY`, `your-token-here`, `REPLACE_WITH_TOKEN`: text telling the reader to
+    supply a value. Letters and separators only; a value with a digit is data. A working
+    default such as `changeme` is not one: it is a password on every system that kept it."""
+    if not v.replace("_", "").replace("-", "").replace(" ", "").isalpha():
+        return False
+    words = v.lower().replace("-", "_").replace(" ", "_").split("_")
+    return len(words) > 1 and not _INSTRUCTION_WORDS.isdisjoint(words)
+
+
+_OBJECTS = frozenset(
+    {
+        *("os", "self", "cls", "this", "config", "conf", "cfg", "settings", "env", "environ"),
+        *("process", "args", "opts", "options", "params", "ctx", "context", "secrets", "vars"),
+        *("request", "req", "props", "inputs", "matrix", "steps", "app", "vault", "keyring"),
+        *("getpass", "creds", "credentials", "auth", "client", "session", "st", "sys"),
+    }
+)
+"""Object names that start a code expression (`settings.DB_PASSWORD`, `os.environ[…]`)."""
+_TYPE_NAMES = frozenset(
+    {"secretstr", "secretbytes", "bytes", "optional", "any", "union", "text", "char", "varchar"}
+)
+_STRING_PREFIXES = frozenset({"f", "b", "r", "u", "rb", "br", "fr", "rf", "N", "E"})
+"""Python string prefixes, and SQL's national (`N'…'`) and escape (`E'…'`) strings."""
+
+
+def is_code_reference(value: str, following: str) -> bool:
+    """Whether a value after a credential key is code that *reads* the secret, not the secret.
+
+    A call or a subscript (`os.getenv(…)`, `load_secret(…)`, `config['db']`: the value is an
+    identifier or dotted path and `(` or `[` follows), an attribute path on a known object
+    (`settings.DATABASE_PASSWORD`, `process.env.API_KEY`), a string prefix (`f"Bearer {t}"`),
+    a type annotation (`token: SecretStr`), or punctuation that closes code (`')`).
+
+    Args:
+        value: the value as the rule took it (stripped).
+        following: the character right after it (empty at the end of the text).
+    """
+    if not value:
+        return False
+    if _is_identifier_path(value) or value == "%":
+        if following in ("(", "["):
+            return True
+        head = value.split(".", 1)[0]
+        if "." in value and head in _OBJECTS:
+            return True
+        if value in _STRING_PREFIXES and following in ("'", '"'):
+            return True
+        if value.lower() in _TYPE_NAMES:
+            return True
+    return set(value) <= set(")]};,'\"")
+
+
+def _is_identifier_path(value: str) -> bool:
+    return all(part.isidentifier() and part.isascii() for part in value.split("."))
 
 
 _NON_FINITE = frozenset({"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
@@ -342,3 +407,27 @@ def decode_base64_text(value: str) -> str | None:
     if len(raw) < 8 or raw.translate(None, _PRINTABLE):
         return None
     return raw.decode("ascii")
+
+
+_PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
+"""Stripe publishable keys: shipped to every browser by design."""
+
+
+def is_public_value(value: str, hit: Any) -> bool:
+    """Whether a value next to a credential word is public by construction.
+
+    A Stripe publishable key (`pk_live_…`), or a match inside an ARN
+    (`arn:aws:secretsmanager:…:secret:prod/db`: the `secret:` there names a resource type,
+    and what follows is a path, not a value).
+    """
+    if value.startswith(_PUBLIC_PREFIXES):
+        return True
+    return _inside_arn(hit.text, hit.match_start)
+
+
+def _inside_arn(text: str, at: int) -> bool:
+    """Whether position `at` lies inside a word (no space, quote or `=` before it) that
+    starts with `arn:`; looks back a bounded window only."""
+    window = text[max(0, at - 160) : at]
+    cut = max(window.rfind(c) for c in " \t\r\n\"'=(,;")
+    return window[cut + 1 :].startswith("arn:")
