@@ -15,6 +15,9 @@ Risky parts:
   each keep kind says why in its generator's docstring.
 - `caught` is deliberately strict: any 12-character piece of a secret left in the output is a
   leak. A secret is therefore only the secret part (a URL's password, not its host).
+- `score` is the one scorer for this corpus and the held-out set (`heldout.py`), in tests and
+  in `make bench`: recall (`gone`: not present whole), strict recall (`strictly_gone`: no
+  `STRICT_PIECE`-character piece left either) and look-alikes lost, per kind.
 - Determinism rests on `random.Random(str)` seeding (SHA-512 of the string), which does not
   depend on `PYTHONHASHSEED`; do not seed from `hash()`.
 """
@@ -40,13 +43,20 @@ __all__ = [
     "KEEP_KINDS",
     "KINDS",
     "PII_KINDS",
+    "STRICT_PIECE",
     "Case",
+    "Score",
     "caught",
     "generate",
+    "gone",
     "iban_ok",
     "kept",
     "luhn_ok",
     "mixed_payload",
+    "score",
+    "score_case",
+    "strictly_gone",
+    "total",
 ]
 
 
@@ -2455,6 +2465,100 @@ def caught(secret: str, output: Any) -> bool:
 def kept(lookalike: str, output: Any) -> bool:
     """True when `lookalike` survives verbatim in `output` (searched as in `caught`)."""
     return lookalike in _haystack(output)
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring (one scorer for this corpus and the held-out set, tests and `make bench` alike)
+# --------------------------------------------------------------------------------------------
+
+STRICT_PIECE = 16
+"""Strict recall counts a secret of this many characters or more as leaked while any piece of
+this length is left; shorter secrets are judged whole."""
+
+
+def gone(secret: str, output: Any) -> bool:
+    """True when `secret` no longer appears whole in `output` (searched as in `caught`)."""
+    return secret not in _haystack(output)
+
+
+def strictly_gone(secret: str, output: Any) -> bool:
+    """True when `secret` is gone and, if it is long, no `STRICT_PIECE`-character piece is left."""
+    hay = _haystack(output)
+    if secret in hay:
+        return False
+    w = STRICT_PIECE
+    return len(secret) < w or not any(secret[k : k + w] in hay for k in range(len(secret) - w + 1))
+
+
+@dataclass
+class Score:
+    """What one redactor did to a family's cases (or a whole set's): the counts behind the rates."""
+
+    secrets: int = 0
+    recalled: int = 0
+    """Secrets no longer present whole (`gone`)."""
+    strict: int = 0
+    """Secrets with no long piece left either (`strictly_gone`)."""
+    lookalikes: int = 0
+    lost: int = 0
+    """Look-alikes that did not survive verbatim."""
+    errors: int = 0
+    """Cases on which the redactor raised (scored as if it had returned the payload unchanged)."""
+
+    @property
+    def recall(self) -> float:
+        return self.recalled / self.secrets if self.secrets else 1.0
+
+    @property
+    def strict_recall(self) -> float:
+        return self.strict / self.secrets if self.secrets else 1.0
+
+    @property
+    def lost_share(self) -> float:
+        return self.lost / self.lookalikes if self.lookalikes else 0.0
+
+    def __iadd__(self, other: Score) -> Score:
+        for name in ("secrets", "recalled", "strict", "lookalikes", "lost", "errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+
+def score_case(case: Case, output: Any) -> Score:
+    """The counts for one case given what the redactor returned for its payload."""
+    return Score(
+        secrets=len(case.secrets),
+        recalled=sum(gone(s, output) for s in case.secrets),
+        strict=sum(strictly_gone(s, output) for s in case.secrets),
+        lookalikes=len(case.keep),
+        lost=sum(not kept(k, output) for k in case.keep),
+    )
+
+
+def score(cases: list[Case], redact: Callable[[Any], Any]) -> dict[str, Score]:
+    """Per-kind (per-family) scores of `redact` over `cases`, in first-seen order of kinds.
+
+    `redact` takes a payload (text or JSON-like value) and returns the redacted output. Add the
+    values up for the whole set (`total(...)`).
+    """
+    by_kind: dict[str, Score] = {}
+    for case in cases:
+        try:
+            output = redact(case.payload)
+            failed = 0
+        except Exception:  # a crash is a finding to count, not a reason to stop
+            output, failed = case.payload, 1
+        result = score_case(case, output)
+        result.errors = failed
+        by_kind.setdefault(case.kind, Score()).__iadd__(result)
+    return by_kind
+
+
+def total(scores: dict[str, Score]) -> Score:
+    """The sum of per-kind scores."""
+    result = Score()
+    for part in scores.values():
+        result += part
+    return result
 
 
 def mixed_payload(seed: int, size_bytes: int) -> tuple[list[str], list[Case]]:
