@@ -315,7 +315,7 @@ CREDENTIAL_FILES: list[Case] = [
         "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"
         "\n    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo" + R + "\n"
         "- name: sa\n  user:\n    token: " + JWT + "\n",
-        ("LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo" + R, JWT),
+        ("UFJJVkFURSBLRVktLS0tLQo" + R, JWT),
         ("client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t", "- name: admin"),
     ),
     (
@@ -330,7 +330,7 @@ CREDENTIAL_FILES: list[Case] = [
                 }
             ]
         },
-        ("LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t" + R,),
+        ("QyBQUklWQVRFIEtFWS0tLS0t" + R,),
         ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",),
     ),
     (
@@ -813,14 +813,9 @@ TOKEN_SHAPED_KEEP: list[str] = [
 _PENDING = {
     "split",
     "split_keep",
-    "credfile",
-    "sts",
-    "gcp_sa",
     "orchestration",
-    "cli",
     "chat",
     "chat_keep",
-    "span",
     "encoded",
     "unicode",
     "pii",

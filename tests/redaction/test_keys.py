@@ -20,6 +20,7 @@ class TestSensitiveKeys:
             *("authorization", "Proxy-Authorization", "cookie", "Set-Cookie", "private_key"),
             *("credential", "credentials", "session", "AccountKey", "signing_key", "sig"),
             *("X-Amz-Signature", "webhookSigningKey", "apitoken", "mypassword", "_authToken"),
+            *("private_key_id", "privateKeyId", "client-key-data", "SecretString"),
         ],
     )
     def test_sensitive(self, key: str) -> None:
@@ -30,7 +31,7 @@ class TestSensitiveKeys:
         "key",
         [
             *("secret_name", "token_count", "max_tokens", "input_tokens", "tokenizer"),
-            *("password_reset_url", "password_hint", "api_key_id", "private_key_id"),
+            *("password_reset_url", "password_hint", "api_key_id", "client_certificate_data"),
             *("token_type", "secret_ttl", "session_id", "password_policy", "auth"),
             *("next_token", "NextToken", "page_token", "max_token", "public_key", "author"),
         ],

@@ -49,6 +49,7 @@ DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
         *("access_key", "account_key", "shared_access_key", "signing_key", "encryption_key"),
         *("master_key", "app_key", "functions_key", "subscription_key", "hmac_key"),
         *("license_key", "secret_key_base"),
+        *("private_key_id", "client_key_data", "secret_string"),
         *("sig", "signature"),
     }
 )
@@ -63,6 +64,14 @@ NOT_SENSITIVE: frozenset[str] = frozenset(
     }
 )
 """Names that end in a sensitive word but hold public values (pagination cursors, counts)."""
+
+_COMPOUNDS = {
+    "private_key_id": r"key[_.-]?id",
+    "client_key_data": r"key[_.-]?data",
+    "secret_string": r"secret[_.-]?string",
+}
+"""Sensitive names whose last word alone (`id`, `data`, `string`) is everywhere: the text rules
+look for the last two words instead, so `"data":` does not wake the `key_value` rules."""
 
 _GLUED = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credentials")
 _GLUED += ("credential", "cookie", "authorization")
@@ -91,8 +100,10 @@ class SensitiveKeys:
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names = frozenset(names)
-        self.words = frozenset(name.rsplit("_", 1)[-1] for name in self.names) | set(_GLUED)
-        """Last words of sensitive names: what the text rules look for before a separator."""
+        last = {name.rsplit("_", 1)[-1] for name in self.names - _COMPOUNDS.keys()}
+        self.words = frozenset(last | set(_GLUED) | set(_COMPOUNDS.values()))
+        """Last words of sensitive names: what the text rules look for before a separator
+        (RE2 fragments; a compound name contributes its last two words, see `_COMPOUNDS`)."""
         self._cache: dict[str, bool] = {}
 
     def __contains__(self, key: object) -> bool:
@@ -235,7 +246,8 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             "key_value",
             describe.format(
                 "command-line password (`mysql -pPASS`, `sshpass -p`, `docker login -p`, "
-                "`redis-cli -a`, `curl -u user:pass`)"
+                "`redis-cli -a`, `curl -u user:pass`, `mongosh -p`, `ldapsearch -w`, "
+                "`smbclient -U user%pass`, `htpasswd -b`, `--password-stdin <<<`)"
             ),
             r"(?:^|[\s;|&(])(?:(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck"
             rf"|mysqlpump|mariadb|mariadb-dump)(?:\.exe)?{args}-p"
@@ -243,9 +255,16 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             rf"|(?:docker|podman|nerdctl|buildah|skopeo|helm registry) login{args}"
             r"(?:-p|--password)[ \t]+"
             rf"|redis-cli{args}-a[ \t]+"
-            rf"|curl{args}(?:-u|--user)[ \t]*[\"']?[^\s:'\"]*:)"
+            rf"|curl{args}(?:-u|--user)[ \t]*[\"']?[^\s:'\"]*:"
+            r"|(?i:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:\.exe)?"
+            rf"{args}(?:-p|--password)[ \t]*"
+            rf"|ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn){args}-w[ \t]*"
+            rf"|smbclient{args}(?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%"
+            r"|htpasswd(?:[ \t]+-[A-Za-z]+)+[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+"
+            r"|--password-stdin[ \t]*<<<[ \t]*)"
             r"(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"\-][^\s'\"]*))",
-            r"(?i:mysql|mariadb)|sshpass|login[ \t]|redis-cli|curl[ \t]",
+            r"(?i:mysql|mariadb|mongo)|sshpass|login[ \t]|redis-cli|curl[ \t]|ldap[a-z]+[ \t]"
+            r"|smbclient|htpasswd|--password-stdin",
             secret=(1, 2, 3),
             check=check,
         ),

@@ -30,6 +30,10 @@ _FILE_EXTENSIONS = frozenset(
 )
 
 
+_SERVICE_DOMAINS = (".gserviceaccount.com",)
+"""Domains whose addresses belong to machine identities (Google service accounts)."""
+
+
 def _runs_on(text: str, end: int, joiners: str) -> bool:
     """Whether the match at `end` continues: an alphanumeric, or a joiner then a digit."""
     following = text[end : end + 1]
@@ -49,6 +53,8 @@ def _email(hit: Hit) -> tuple[int, int] | None:
     labels = domain.split(".")
     if local in ("git", "") or local[0] == "." or local[-1] == ".":
         return None
+    if domain.lower().endswith(_SERVICE_DOMAINS):
+        return None  # a service account's address names a workload, not a person
     if labels[-1].lower() in _FILE_EXTENSIONS or any(
         not label or label[0] == "-" or label[-1] == "-" for label in labels
     ):

@@ -34,7 +34,13 @@ from ._encoded import EncodedSecretRule, PercentEncodedRule
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
 from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
 from ._pii import pii_specs
-from ._rules import context_specs, generic_spec, sql_specs, token_specs
+from ._rules import (
+    context_specs,
+    credential_file_specs,
+    generic_spec,
+    sql_specs,
+    token_specs,
+)
 from ._scanner import (
     Candidate,
     HeadValueRule,
@@ -91,7 +97,14 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
     7. personal data (`pii_specs`), last: a value that is both (a password that is an e-mail
        address) is reported as the secret.
     """
-    specs = [*token_specs(), *extra, *context_specs(), *sql_specs(), *key_value_specs(sensitive)]
+    specs = [
+        *token_specs(),
+        *extra,
+        *context_specs(),
+        *sql_specs(),
+        *credential_file_specs(),
+        *key_value_specs(sensitive),
+    ]
     rules: list[Rule] = [
         (HeadValueRule if spec.values else PatternRule)(spec, i) for i, spec in enumerate(specs)
     ]

@@ -28,9 +28,16 @@ from typing import Any
 from ._keys import NOT_SENSITIVE
 from ._normalize import fold_key
 from ._scanner import LEAD, Check, Hit, Spec
-from ._validators import is_placeholder, is_public_value, is_uuid, looks_random
+from ._validators import (
+    is_basic_credential,
+    is_ipv6,
+    is_placeholder,
+    is_public_value,
+    is_uuid,
+    looks_random,
+)
 
-__all__ = ["context_specs", "generic_spec", "sql_specs", "token_specs"]
+__all__ = ["context_specs", "credential_file_specs", "generic_spec", "sql_specs", "token_specs"]
 
 _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _ALNUM = _TOKEN_CHARS[:-2]
@@ -444,6 +451,66 @@ def sql_specs() -> list[Spec]:
             r"|(?i:jdbc:oracle:|sqlplus)|(?i:conn|userid)[^/\r\n]{1,80}/[^\s@/'\"]+@",
             secret=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
             check=_sql_value,
+        ),
+    ]
+
+
+def _pgpass_password(hit: Hit) -> tuple[int, int] | None:
+    """A `.pgpass` line: a port (or `*`), database and user that are names, and a password
+    with no unescaped `:` (the format escapes it), so IPv6 addresses and times are refused."""
+    line = hit.text[hit.match_start : hit.end].lstrip()
+    fields = line.split(":", 4)
+    password = hit.text[hit.start : hit.end].rstrip()
+    if ":" in password.replace("\\:", "") or not password or is_ipv6(line.strip()):
+        return None
+    if any(f.isdigit() or not f for f in fields[2:4]) or is_placeholder(password):
+        return None
+    return hit.start, hit.start + len(password)
+
+
+def _placeholder_refused(hit: Hit) -> tuple[int, int] | None:
+    value = hit.text[hit.start : hit.end]
+    return None if is_placeholder(value) or value[0] == "$" else (hit.start, hit.end)
+
+
+def _docker_auth(hit: Hit) -> tuple[int, int] | None:
+    """`"auth": "…"` holds base64 of `user:password` (Docker, Podman, containers auth.json)."""
+    return (hit.start, hit.end) if is_basic_credential(hit.text[hit.start : hit.end]) else None
+
+
+def credential_file_specs() -> list[Spec]:
+    """Secrets in credential files whose syntax the `key_value` rules do not read."""
+    return [
+        Spec(
+            "credential_file",
+            "passwords in credential files: .netrc (machine … login … password …), "
+            ".pgpass (host:port:db:user:password), .npmrc _auth/_password, Docker "
+            'config.json "auth" (base64 user:password)',
+            r"(?i)(?:^|\s)(?:machine[ \t]+[^\s]+|default)"
+            r"(?:[ \t\r\n]+(?:login|account|port)[ \t]+[^\s]+)*[ \t\r\n]+password[ \t]+([^\s]+)",
+            r"(?i:password)[ \t]+[^\s]",
+            check=_placeholder_refused,
+        ),
+        Spec(
+            "credential_file",
+            "passwords in credential files (.pgpass lines)",
+            r"(?m)^[ \t]*[^\s:#]+:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:([^\r\n]+)",
+            r"(?m)^[ \t]*[^\s:#]+:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\r\n]",
+            check=_pgpass_password,
+        ),
+        Spec(
+            "credential_file",
+            "passwords in credential files (.npmrc _auth and _password)",
+            r"(?i)(?:^|[\s/:])_(?:auth|password)[ \t]*=[ \t]*[\"']?([^\s\"']+)",
+            r"(?i:_auth|_password)[ \t]*=",
+            check=_placeholder_refused,
+        ),
+        Spec(
+            "credential_file",
+            'passwords in credential files (Docker config.json "auth")',
+            r"(?i)\\*[\"']?auth\\*[\"']?[ \t]*:[ \t]*\\*[\"']?([A-Za-z0-9+/]{8,}={0,2})",
+            r"(?i:auth)\\*[\"']?[ \t]*:[ \t]*\\*[\"']?[A-Za-z0-9+/]{8}",
+            check=_docker_auth,
         ),
     ]
 

@@ -33,7 +33,7 @@ from typing import Any
 from ._keys import METADATA_KEYS, SensitiveKeys
 from ._normalize import fold_key, utf8_safe
 from ._scanner import compile_pattern
-from ._validators import is_measurement
+from ._validators import is_basic_credential, is_measurement
 
 __all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "marker"]
 
@@ -60,6 +60,12 @@ def marker(rule_id: str) -> str:
 
 def _is_marker(value: str) -> bool:
     return value.startswith("[REDACTED:") and value.isascii() and bool(_MARKER.fullmatch(value))
+
+
+def _is_basic_auth(key: str, value: Any) -> bool:
+    """`"auth": "<base64 of user:password>"` (Docker config.json, containers auth.json): the
+    key alone is too common to be sensitive (`"auth": "oauth2"`), the value decides."""
+    return type(value) is str and key.lower() == "auth" and is_basic_credential(value)
 
 
 def _count(counts: dict[str, int] | None, rule_id: str) -> None:
@@ -223,7 +229,9 @@ class ValueWalker:
         hidden = self._pair_value_field(value)
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            sensitive = isinstance(key, str) and (key in self._keys or key == hidden)
+            sensitive = isinstance(key, str) and (
+                key in self._keys or key == hidden or _is_basic_auth(key, item)
+            )
             if sensitive:
                 build.place(out, key, self._mask(item, build, depth + 1), item)
             else:

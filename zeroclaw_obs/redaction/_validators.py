@@ -22,6 +22,7 @@ __all__ = [
     "card_span",
     "decode_base64_text",
     "iban_span",
+    "is_basic_credential",
     "is_code_reference",
     "is_ipv4",
     "is_ipv6",
@@ -431,3 +432,22 @@ def _inside_arn(text: str, at: int) -> bool:
     window = text[max(0, at - 160) : at]
     cut = max(window.rfind(c) for c in " \t\r\n\"'=(,;")
     return window[cut + 1 :].startswith("arn:")
+
+
+def is_basic_credential(value: str) -> bool:
+    """Whether `value` is base64 of `user:password` (a Docker `auth`, an npm `_auth`).
+
+    The decoded text must be printable, hold no whitespace, and have something on both sides
+    of its first colon that is not a bare port (`host:8080`).
+    """
+    core = value.strip().rstrip("=")
+    if not 8 <= len(core) <= 512 or not core.isascii():
+        return False
+    try:
+        raw = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if raw.translate(None, _PRINTABLE) or any(c in raw for c in b" \t\r\n"):
+        return False
+    user, sep, password = raw.partition(b":")
+    return bool(sep and user and password and not password.isdigit())
