@@ -32,6 +32,7 @@ import re2
 
 from ._encoded import EncodedSecretRule, PercentEncodedRule
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
+from ._manifests import KubernetesSecretRule
 from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
 from ._pii import pii_specs
 from ._rules import (
@@ -87,8 +88,9 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
     informative one that fits:
     1. provider token formats (`token_specs`): a known prefix or shape names itself;
     2. the operator's extra rules: they know their own formats best after the providers;
-    3. context rules (`bearer`, `basic_auth`, `url_credentials`): a secret known by the
-       scheme or URL syntax around it;
+    3. context rules (`bearer`, `basic_auth`, `url_credentials`, `sql_password`,
+       `credential_file`, `kubernetes_secret`): a secret known by the scheme, URL, statement
+       or file syntax around it;
     4. `key_value`: any value after a sensitive key, whatever it looks like;
     5. `generic_secret`: a random-looking token after a credential word, the last resort
        among secrets because it judges by shape alone;
@@ -97,17 +99,12 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
     7. personal data (`pii_specs`), last: a value that is both (a password that is an e-mail
        address) is reported as the secret.
     """
-    specs = [
-        *token_specs(),
-        *extra,
-        *context_specs(),
-        *sql_specs(),
-        *credential_file_specs(),
-        *key_value_specs(sensitive),
-    ]
-    rules: list[Rule] = [
-        (HeadValueRule if spec.values else PatternRule)(spec, i) for i, spec in enumerate(specs)
-    ]
+    rules: list[Rule] = []
+    for spec in [*token_specs(), *extra, *context_specs(), *sql_specs(), *credential_file_specs()]:
+        rules.append(PatternRule(spec, len(rules)))
+    rules.append(KubernetesSecretRule(len(rules)))
+    for spec in key_value_specs(sensitive):
+        rules.append((HeadValueRule if spec.values else PatternRule)(spec, len(rules)))
     rules.append(PatternRule(generic_spec(), len(rules)))
     rules.append(EncodedSecretRule(len(rules)))
     rules.append(PercentEncodedRule(len(rules)))

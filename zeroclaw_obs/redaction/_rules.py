@@ -444,11 +444,10 @@ def sql_specs() -> list[Spec]:
             r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)"
             r"|(?i)(?:(?:^|[\s;])conn(?:ect)?[ \t]+|userid[ \t]*=[ \t]*)[\"']?"
             r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)@",
-            r"(?i:identified)[ \t]+(?i:with|by|as)"
-            r"|(?i:password)[ \t]+(?i:password)?[ \t]*\(?[ \t]*'"
-            r"|(?i:password)[ \t]*=[ \t]*(?:N'|(?i:password)[ \t]*\()"
-            r"|(?i:set)[ \t]+(?i:password)[ \t]+(?i:for)|(?i:pwd|password)[ \t]*=[ \t]*\{"
-            r"|(?i:jdbc:oracle:|sqlplus)|(?i:conn|userid)[^/\r\n]{1,80}/[^\s@/'\"]+@",
+            # The trigger is kept to keyword shapes: counted runs here multiply the gate's states.
+            r"(?i:identified[ \t]+(?:with|by|as)|password[ \t]+(?:password[ \t]*\(|')"
+            r"|password[ \t]*=[ \t]*(?:n'|password|\{)|set[ \t]+password|pwd[ \t]*=[ \t]*\{"
+            r"|jdbc:oracle:|sqlplus[ \t]|conn(?:ect)?[ \t]|userid[ \t]*=)",
             secret=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
             check=_sql_value,
         ),
@@ -495,7 +494,7 @@ def credential_file_specs() -> list[Spec]:
             "credential_file",
             "passwords in credential files (.pgpass lines)",
             r"(?m)^[ \t]*[^\s:#]+:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:([^\r\n]+)",
-            r"(?m)^[ \t]*[^\s:#]+:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\r\n]",
+            r":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:",
             check=_pgpass_password,
         ),
         Spec(
@@ -509,7 +508,7 @@ def credential_file_specs() -> list[Spec]:
             "credential_file",
             'passwords in credential files (Docker config.json "auth")',
             r"(?i)\\*[\"']?auth\\*[\"']?[ \t]*:[ \t]*\\*[\"']?([A-Za-z0-9+/]{8,}={0,2})",
-            r"(?i:auth)\\*[\"']?[ \t]*:[ \t]*\\*[\"']?[A-Za-z0-9+/]{8}",
+            r"(?i:auth)\\*[\"']?[ \t]*:",
             check=_docker_auth,
         ),
     ]

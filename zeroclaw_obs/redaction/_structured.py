@@ -31,11 +31,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._keys import METADATA_KEYS, SensitiveKeys
+from ._manifests import is_certificate_key
 from ._normalize import fold_key, utf8_safe
 from ._scanner import compile_pattern
 from ._validators import is_basic_credential, is_measurement
 
-__all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "marker"]
+__all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "is_secret_manifest", "marker"]
 
 MAX_DEPTH = 64
 """Containers nested deeper than this are replaced by `[REDACTED:max_depth]` (no recursion bomb)."""
@@ -60,6 +61,14 @@ def marker(rule_id: str) -> str:
 
 def _is_marker(value: str) -> bool:
     return value.startswith("[REDACTED:") and value.isascii() and bool(_MARKER.fullmatch(value))
+
+
+_MANIFEST_SECTIONS = frozenset({"data", "stringData"})
+
+
+def is_secret_manifest(value: Mapping[Any, Any]) -> bool:
+    """Whether a mapping is a Kubernetes `Secret` (its `data` and `stringData` are masked)."""
+    return value.get("kind") == "Secret" and ("data" in value or "stringData" in value)
 
 
 def _is_basic_auth(key: str, value: Any) -> bool:
@@ -227,15 +236,32 @@ class ValueWalker:
         if self._deeper(build, depth):
             return marker(MAX_DEPTH_RULE_ID)
         hidden = self._pair_value_field(value)
+        manifest = is_secret_manifest(value)
         out: dict[Any, Any] = {}
         for key, item in value.items():
             sensitive = isinstance(key, str) and (
                 key in self._keys or key == hidden or _is_basic_auth(key, item)
             )
-            if sensitive:
+            if manifest and key in _MANIFEST_SECTIONS and isinstance(item, Mapping):
+                build.place(out, key, self._secret_section(item, build, depth + 1), item)
+            elif sensitive:
                 build.place(out, key, self._mask(item, build, depth + 1), item)
             else:
                 build.place(out, key, self._walk(item, build, depth + 1), item)
+            if isinstance(key, str) and key:
+                build.sites.append((out, None, key))
+        return out
+
+    def _secret_section(self, value: Mapping[Any, Any], build: _Build, depth: int) -> Any:
+        """A Secret manifest's `data`/`stringData`: every value masked but certificates'."""
+        if self._deeper(build, depth):
+            return marker(MAX_DEPTH_RULE_ID)
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and is_certificate_key(key):
+                build.place(out, key, self._walk(item, build, depth + 1), item)
+            else:
+                build.place(out, key, self._mask(item, build, depth + 1), item)
             if isinstance(key, str) and key:
                 build.sites.append((out, None, key))
         return out
@@ -302,7 +328,7 @@ class JsonTextReader:
     every string of the document, so the plain text rules must not run again on the whole.
     """
 
-    __slots__ = ("_keys", "_probe", "_walker")
+    __slots__ = ("_keys", "_manifest", "_probe", "_walker")
 
     def __init__(self, keys: SensitiveKeys, walker: ValueWalker) -> None:
         self._keys = keys
@@ -311,13 +337,20 @@ class JsonTextReader:
         self._probe = compile_pattern(
             rf"(?i)\\*[\"']([A-Za-z0-9_.\- ]*(?:{words}))\\*[\"'][ \t\r\n]*:[ \t\r\n]*[\[{{]"
         )
+        self._manifest = compile_pattern(r"\"kind\"[ \t\r\n]*:[ \t\r\n]*\"Secret\"")
+
+    def _is_manifest(self, text: str) -> bool:
+        """Whether the document is a Kubernetes Secret (`"kind": "Secret"`)."""
+        return '"Secret"' in text and self._manifest.search(utf8_safe(text)) is not None
 
     def __call__(self, text: str, counts: dict[str, int] | None) -> str | None:
         """The redacted document, or None when `text` is not JSON with a sensitive container."""
         if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]"):
             return None
         probed = self._probe.finditer(utf8_safe(text))
-        if not any(found.group(1) in self._keys for found in probed):
+        if not any(found.group(1) in self._keys for found in probed) and not self._is_manifest(
+            text
+        ):
             return None
         try:
             data = json.loads(text)
