@@ -78,14 +78,14 @@ def add_serve_parser(commands: Any, add_telemetry_files: Callable[[Any], None]) 
 
 def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> int:
     """Run `serve`: 0 after a SIGTERM drain, 130 after SIGINT, 2 on bad input."""
-    from .. import cli
+    from ..commands import common
 
     try:
         settings = _settings(args)
         token, fresh = _token(args.token_file)
         scenario, source, key = _prepare(args)
     except BadInputError as exc:
-        return cli._bad_input(str(exc))
+        return common.bad_input(str(exc))
 
     from ..approval import AuditLog
     from ..config import build_redactor
@@ -118,7 +118,7 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
                 else AuditLog(keep_last=settings.keep_finished_turns)
             )
         except (BadInputError, OSError) as exc:
-            return cli._bad_input(cli._output_error(str(exc), exc))
+            return common.bad_input(common.output_error(str(exc), exc))
         runtime = ServerRuntime(
             scenario,
             settings,
@@ -139,7 +139,7 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
             write_atomically(args.metrics_out, telemetry.metrics_text().decode("utf-8"))
         return exit_code
     except BadInputError as exc:
-        return cli._bad_input(str(exc))
+        return common.bad_input(str(exc))
     finally:
         if telemetry is not None:
             telemetry.shutdown(timeout_s=0.0)
@@ -211,7 +211,7 @@ def _token(path: Path | None) -> tuple[str, bool]:
 
 def _prepare(args: argparse.Namespace) -> tuple[Any, str, bytes | None]:
     """The scenario under `--config` and the receipt key, all validated; output paths checked."""
-    from .. import cli
+    from ..commands import common
     from ..config import build_redactor, load_config_file
     from ..receipts import load_key_file
     from ..scenario import load_scenario
@@ -227,14 +227,14 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, str, bytes | None]:
     if base is not None:
         build_redactor(base.redaction, str(args.config), field="redaction")
     key = load_key_file(args.receipt_key_file) if args.receipt_key_file is not None else None
-    scenario = cli._apply_settings(scenario, source, base, receipts=key is not None)
+    scenario = common.apply_settings(scenario, source, base, receipts=key is not None)
     flags = [
         ("--otlp-json", args.otlp_json),
         ("--logs-out", args.logs_out),
         ("--audit-out", args.audit_out),
         ("--metrics-out", args.metrics_out),
     ]
-    cli._check_writable([(flag, path) for flag, path in flags if path is not None])
+    common.check_writable([(flag, path) for flag, path in flags if path is not None])
     build_redactor(scenario.config.redaction, source)
     return scenario, source, key
 
