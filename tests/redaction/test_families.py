@@ -171,7 +171,7 @@ SQL_KEEP: list[Case] = [
     ),
 ]
 
-SPLIT: list[Case] = [
+WRAPPED: list[Case] = [
     (  # a token wrapped at a fixed width, three lines
         f"export OPENAI_API_KEY={OPENAI[:40]}\n{OPENAI[40:80]}\n{OPENAI[80:]}\n# done",
         (OPENAI,),
@@ -187,6 +187,9 @@ SPLIT: list[Case] = [
         (GHP,),
         ("DEBUG=1",),
     ),
+]
+
+SPLIT: list[Case] = [
     (  # a line continuation in a shell command
         f'curl -H "Authorization: Bearer {R[:14]}\\\n{R2}{R[14:]}" https://api.acme.io/v1',
         (R2 + R[14:],),
@@ -822,7 +825,7 @@ TOKEN_SHAPED_KEEP: list[str] = [
 ]
 
 
-_PENDING = {"split", "split_keep", "chat", "chat_keep", "encoded", "unicode", "pii"}
+_PENDING = {"wrapped", "pii"}
 
 
 def _cases(group: list[Case], name: str) -> list[Any]:
@@ -833,6 +836,7 @@ def _cases(group: list[Case], name: str) -> list[Any]:
 SECRET_CASES = [
     *_cases(SQL, "sql"),
     *_cases(SPLIT, "split"),
+    *_cases(WRAPPED, "wrapped"),
     *_cases(CREDENTIAL_FILES, "credfile"),
     *_cases(STS, "sts"),
     *_cases(SERVICE_ACCOUNT, "gcp_sa"),

@@ -40,7 +40,7 @@ __all__ = [
 
 DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
     {
-        *("password", "passwd", "pwd", "pass", "passphrase", "passcode"),
+        *("password", "passwd", "pwd", "pw", "pass", "passphrase", "passcode"),
         *("secret", "client_secret", "secret_key", "secret_access_key"),
         *("token", "access_token", "refresh_token", "id_token", "auth_token", "session_token"),
         *("security_token", "bearer_token", "private_token"),
@@ -152,7 +152,9 @@ def _values(bare: str) -> dict[str, str]:
 
 _PLAIN = r"[^\s\"'`,;&(){}\[\]<>\\]+"
 _TO_EOL = r"[^\r\n\"'\\]+"
-_SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*"
+_SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*(?:\r?\n[ \t]*)?"
+"""The separator may end its line: `password:` then the value alone on the next line (see
+`_is_next_line_value`)."""
 _KEY_CHARS = r"[A-Za-z0-9_.\-]"
 
 
@@ -181,9 +183,23 @@ def _value_check(keys: SensitiveKeys, *, labels: bool = False) -> Check:
             return None  # `os.getenv(…)`, `settings.X`; a publishable key, a secret's ARN
         if labels and _is_labelled_assignment(hit, stripped):
             return None
+        if "\n" in hit.text[hit.match_start : hit.start] and not _is_next_line_value(hit, stripped):
+            return None
         return hit.start, hit.start + len(stripped)
 
     return check
+
+
+def _is_next_line_value(hit: Hit, value: str) -> bool:
+    """Whether a value on the line after its key is that key's value, not what follows.
+
+    It must fill its line (prose that goes on is not one: `Password:` then `Reset your
+    password…`), and not open a nested mapping (`min_length: 12`) or a list (`- name: ci`).
+    """
+    rest = hit.text[hit.start + len(value) : hit.start + len(value) + 3].lstrip("\"', \t")
+    if rest and rest[0] not in "\r\n":
+        return False
+    return not value.endswith(":") and not value.startswith(("-", "#"))
 
 
 def _is_labelled_assignment(hit: Hit, value: str) -> bool:

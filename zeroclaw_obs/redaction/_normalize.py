@@ -37,8 +37,15 @@ _INVISIBLE = (
     "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
     + "".join(chr(c) for c in range(0xFE00, 0xFE10))
     + "".join(chr(c) for c in range(0xE0000, 0xE0080))
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
+    + "".join(chr(c) for c in range(0x0300, 0x0370))
+    + "".join(chr(c) for c in range(0x1AB0, 0x1B00))
+    + "".join(chr(c) for c in range(0x1DC0, 0x1E00))
+    + "".join(chr(c) for c in range(0x20D0, 0x2100))
+    + "".join(chr(c) for c in range(0xFE20, 0xFE30))
 )
-"""Characters that render as nothing: deleted from the shadow."""
+"""Characters that render as nothing, or only as a mark on the letter before them (combining
+marks: `passw\u0336ord`, `g\u0301hp_…`): deleted from the shadow."""
 
 _HOMOGLYPHS = {
     # Cyrillic lower case, then upper case

@@ -39,6 +39,7 @@ from ._rules import (
     context_specs,
     credential_file_specs,
     generic_spec,
+    prose_spec,
     sql_specs,
     token_specs,
 )
@@ -92,8 +93,9 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
        `credential_file`, `kubernetes_secret`): a secret known by the scheme, URL, statement
        or file syntax around it;
     4. `key_value`: any value after a sensitive key, whatever it looks like;
-    5. `generic_secret`: a random-looking token after a credential word, the last resort
-       among secrets because it judges by shape alone;
+    5. `generic_secret`, then `prose_secret`: a random-looking token after a credential
+       word, a credential-shaped value after `my password is`; the last resort among
+       secrets because they judge by shape alone;
     6. encodings (`encoded_secret`, then URL-encoded text under the inner rules' ids): they
        rescan decoded text with this same chain, so they come after the plain rules;
     7. personal data (`pii_specs`), last: a value that is both (a password that is an e-mail
@@ -106,6 +108,7 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
     for spec in key_value_specs(sensitive):
         rules.append((HeadValueRule if spec.values else PatternRule)(spec, len(rules)))
     rules.append(PatternRule(generic_spec(), len(rules)))
+    rules.append(PatternRule(prose_spec(), len(rules)))
     rules.append(EncodedSecretRule(len(rules)))
     rules.append(PercentEncodedRule(len(rules)))
     if pii:

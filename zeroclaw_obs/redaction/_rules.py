@@ -37,7 +37,14 @@ from ._validators import (
     looks_random,
 )
 
-__all__ = ["context_specs", "credential_file_specs", "generic_spec", "sql_specs", "token_specs"]
+__all__ = [
+    "context_specs",
+    "credential_file_specs",
+    "generic_spec",
+    "prose_spec",
+    "sql_specs",
+    "token_specs",
+]
 
 _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _ALNUM = _TOKEN_CHARS[:-2]
@@ -529,4 +536,51 @@ def generic_spec() -> Spec:
         secret=(2,),
         key=(1,),
         check=_generic,
+    )
+
+
+_SYMBOLS = frozenset("!#$%&*+-.=?@^_~")
+
+
+def _credential_shaped(hit: Hit) -> tuple[int, int] | None:
+    """A value a person typed as a credential: 8+ characters mixing letters and digits with
+    a second case or a symbol; not a word, a path, a URL, an address, a date or an id."""
+    value = hit.text[hit.start : hit.end].rstrip(".,;:!?)")
+    if len(value) < 8 or is_placeholder(value) or is_uuid(value) or value.startswith(_NOT_PROSE):
+        return None
+    gap = hit.text[hit.match_start : hit.start].lower()
+    if "=" in value.rstrip("=") or "\0" in gap or any(w in gap for w in _NOT_SECRET_CONTEXT):
+        return None  # an assignment (`prompt_tokens=9099`), or a count, an id, a digest
+    chars = set(value)
+    lower, upper = value != value.upper(), value != value.lower()
+    if not (any(c.isdigit() for c in value) and (lower or upper)):
+        return None
+    if not ((lower and upper) or chars & _SYMBOLS) or "@" in value or "://" in value:
+        return None
+    if value[:4].isdigit() and value[4:5] in "-/.":
+        return None  # a date or a timestamp
+    if len(value) >= 20 and not looks_random(value):
+        return None
+    return hit.start, hit.start + len(value)
+
+
+_NOT_PROSE = ("/", "~", "http", "www.", "$", "{", "<", "%")
+
+
+def prose_spec() -> Spec:
+    """A credential pasted into chat: `my password is …`, `the token you need: …`."""
+    noun = (
+        r"passwords?|passphrase|passcode|pin|tokens?|secret|credentials?"
+        r"|(?:my|this|the|our|your|api|access|secret|license|private)[ \t_-]+keys?"
+    )
+    return Spec(
+        "prose_secret",
+        "a credential pasted into prose or chat (`my password is …`, `the token you need: "
+        "…`): a credential noun, a few short words, `is`/`:`, then a credential-shaped value",
+        rf"(?i)(?:^|[^A-Za-z0-9_])(?:{noun})(?:[ \t]+[A-Za-z']{{1,12}}){{0,4}}?"
+        r"(?:[ \t]+(?:is|was|=)|[ \t]*:)[ \t]+[\"'`]?([^\s\"'`]{8,})",
+        # Keyword shapes only: a counted run here multiplies the gate's states.
+        r"(?i:passwords?|passphrase|passcode|pin|tokens?|secret|credentials?|keys?)"
+        r"(?:[ \t]|:[ \t])",
+        check=_credential_shaped,
     )
