@@ -611,7 +611,7 @@ class TestLoadCommand:
     def test_load_mode_keeps_no_trace_tree_and_no_turn_lines(self, monkeypatch, tmp_path):
         """The run has one telemetry set-up, without the trace tree (it keeps turns) and without
         per-turn progress lines."""
-        import zeroclaw_obs.cli as cli
+        import zeroclaw_obs.commands.load as command
 
         seen: list[TelemetryOptions] = []
 
@@ -619,7 +619,7 @@ class TestLoadCommand:
             seen.append(options)
             return setup_telemetry(options, **kwargs)
 
-        monkeypatch.setattr(cli, "setup_telemetry", spy)
+        monkeypatch.setattr(command, "setup_telemetry", spy)
         args = ["load", str(SCENARIOS), "--duration", "0.1", "--rate", "1", "--grace", "0"]
         assert EXIT_OK == main([*args, "--metrics-port", "0", "--quiet"])
         assert [(False, None)] == [(o.trace_tree, o.progress) for o in seen]

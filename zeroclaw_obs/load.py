@@ -26,15 +26,15 @@ import itertools
 import math
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .approval import TerminalPrompter
 from .config import RedactionSettings
 from .errors import BadInputError, ConfigError
-from .observability.events import ObserverEvent, ToolCall, ToolOutcome, TurnOutcomeKind
+from .load_report import LoadProgress, LoadReport, StopReason, Tally, progress_line
+from .observability.events import TurnOutcomeKind
 from .observability.observer import MultiObserver, Observer
 from .redaction import Redactor
 from .replay import Replay, build_replay
@@ -58,8 +58,10 @@ __all__ = [
     "run_load",
 ]
 
+
 SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")
 """The files of a scenario folder that are loaded; anything else is ignored."""
+
 
 CANCEL_WAIT_S = 1.0
 """How long cancelled turns get to close their slots before their tasks are cancelled hard."""
@@ -115,17 +117,6 @@ class LoadOptions:
             raise ValueError(f"grace: must be seconds >= 0, got {self.grace}")
 
 
-class StopReason(StrEnum):
-    """Why a load run stopped starting turns."""
-
-    DURATION = "duration"
-    """`duration` elapsed; turns in flight finished within the grace period."""
-    TERMINATED = "terminated"
-    """Asked to stop gracefully (SIGTERM); turns in flight finished within the grace period."""
-    INTERRUPTED = "interrupted"
-    """Interrupted (SIGINT); turns in flight were cancelled at once."""
-
-
 class LoadStop:
     """Tells a running load to stop; `request` is safe to call from a signal handler callback.
 
@@ -153,162 +144,6 @@ class LoadStop:
     async def interrupted(self) -> None:
         """Return once an interrupt was requested."""
         await self._interrupted.wait()
-
-
-@dataclass(kw_only=True)
-class LoadReport:
-    """The counts of a load run (or of the run so far, for the progress line)."""
-
-    elapsed_s: float
-    started: int
-    """Turns started."""
-    turns: dict[TurnOutcomeKind, int]
-    """Turns ended, by outcome."""
-    tools: dict[ToolOutcome, int]
-    """Result slots closed, by outcome."""
-    in_flight: int
-    max_in_flight: int
-    """The most turns that were in flight at once; never above `concurrency`."""
-    delayed: int
-    """Starts that waited for a free slot because `concurrency` turns were in flight."""
-    failures: dict[str, int] = field(default_factory=dict)
-    """Turns that raised instead of ending (e.g. a script with too few responses), by file."""
-    stop_reason: StopReason | None = None
-
-    @property
-    def rate(self) -> float:
-        """Turns started per second so far."""
-        return self.started / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def failed(self) -> int:
-        """Turns that raised, over every file."""
-        return sum(self.failures.values())
-
-
-class _Tally:
-    """The running counts of a load run; an `Observer` for the tool outcomes. Never raises."""
-
-    def __init__(self) -> None:
-        self.started = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.delayed = 0
-        self.turns = dict.fromkeys(TurnOutcomeKind, 0)
-        self.tools = dict.fromkeys(ToolOutcome, 0)
-        self.failures: dict[str, int] = {}
-
-    def on_event(self, event: ObserverEvent) -> None:
-        """Count the outcome of every closed result slot."""
-        if isinstance(event, ToolCall):
-            self.tools[event.outcome] += 1
-
-    def turn_started(self) -> None:
-        """One more turn in flight."""
-        self.started += 1
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-
-    def turn_ended(self, outcome: TurnOutcomeKind | None, source: str) -> None:
-        """A turn left flight with `outcome`, or raised (None) in the scenario `source`."""
-        self.in_flight -= 1
-        if outcome is None:
-            self.failures[source] = self.failures.get(source, 0) + 1
-        else:
-            self.turns[outcome] += 1
-
-    def report(self, elapsed_s: float, stop_reason: StopReason | None = None) -> LoadReport:
-        """A snapshot of the counts."""
-        return LoadReport(
-            elapsed_s=elapsed_s,
-            started=self.started,
-            turns=dict(self.turns),
-            tools=dict(self.tools),
-            in_flight=self.in_flight,
-            max_in_flight=self.max_in_flight,
-            delayed=self.delayed,
-            failures=dict(self.failures),
-            stop_reason=stop_reason,
-        )
-
-
-_TURN_LABELS = (
-    (TurnOutcomeKind.FINAL, "final"),
-    (TurnOutcomeKind.MAX_ITERATIONS, "max_iter"),
-    (TurnOutcomeKind.ABORTED, "aborted"),
-    (TurnOutcomeKind.CANCELLED, "cancelled"),
-    (TurnOutcomeKind.ERROR, "error"),
-)
-_TOOL_LABELS = (
-    (ToolOutcome.SUCCESS, "ok"),
-    (ToolOutcome.ERROR, "err"),
-    (ToolOutcome.DENIED, "denied"),
-    (ToolOutcome.REPLACED, "replaced"),
-    (ToolOutcome.DEDUPLICATED, "dedup"),
-    (ToolOutcome.INTERRUPTED, "interrupted"),
-)
-_RARE_TOOL_LABELS = (
-    (ToolOutcome.UNKNOWN, "unknown"),
-    (ToolOutcome.EXCLUDED, "excluded"),
-    (ToolOutcome.CANCELLED_BY_HOOK, "hook_cancelled"),
-)
-
-
-def progress_line(report: LoadReport) -> str:
-    """The one-line summary of a load run: counts and outcome names only, never a payload.
-
-    `load 12.3s  turns 24 (1.97/s)  in-flight 3  final 20 max_iter 0 aborted 1 cancelled 2
-    error 1  tools ok 80 err 6 denied 4 replaced 1 dedup 3 interrupted 2`, then `unknown`,
-    `excluded`, `hook_cancelled`, `delayed` and `failed` counts when they are not zero.
-    """
-    turns = " ".join(f"{label} {report.turns[kind]}" for kind, label in _TURN_LABELS)
-    tools = " ".join(f"{label} {report.tools[kind]}" for kind, label in _TOOL_LABELS)
-    rare = [
-        f"{label} {report.tools[kind]}" for kind, label in _RARE_TOOL_LABELS if report.tools[kind]
-    ]
-    line = (
-        f"load {report.elapsed_s:.1f}s  turns {report.started} ({report.rate:.2f}/s)  "
-        f"in-flight {report.in_flight}  {turns}  tools {' '.join([tools, *rare])}"
-    )
-    if report.delayed:
-        line += f"  delayed {report.delayed}"
-    if report.failed:
-        line += f"  failed {report.failed}"
-    return line
-
-
-class LoadProgress:
-    """Writes the progress line: refreshed in place on a TTY, as plain periodic lines otherwise.
-
-    Args:
-        stream: where the line goes (stderr for the CLI).
-        interval_s: seconds between refreshes; None picks 0.5 on a TTY and 5 otherwise, so a
-            log collector gets a line every few seconds rather than a stream of them.
-    """
-
-    def __init__(self, stream: TextIO, *, interval_s: float | None = None) -> None:
-        self._stream = stream
-        try:
-            self._tty = bool(stream.isatty())
-        except (OSError, ValueError, AttributeError):
-            self._tty = False
-        self.interval_s = interval_s if interval_s is not None else (0.5 if self._tty else 5.0)
-
-    def update(self, line: str) -> None:
-        """Show `line` as the current state."""
-        # \x1b[K clears what a longer previous line left behind.
-        self._write(f"\r{line}\x1b[K" if self._tty else line + "\n")
-
-    def finish(self, line: str) -> None:
-        """Show `line` as the final state and end the refreshing line."""
-        self._write(f"\r{line}\x1b[K\n" if self._tty else line + "\n")
-
-    def _write(self, text: str) -> None:
-        try:
-            self._stream.write(text)
-            self._stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed stderr must never stop the load
 
 
 def load_scenario_dir(directory: Path) -> list[LoadScenario]:
@@ -454,7 +289,7 @@ class LoadSchedule:
     ) -> None:
         self._options = options
         self._picks = pick_scenarios(scenarios, options.seed)
-        self._tally = _Tally()
+        self._tally = Tally()
         self._progress = progress
         self._stop = stop
         self._slots = asyncio.Semaphore(options.concurrency)
