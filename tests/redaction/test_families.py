@@ -190,6 +190,11 @@ WRAPPED: list[Case] = [
 ]
 
 SPLIT: list[Case] = [
+    (  # a list of tokens, one per line: each is its own token, both go
+        GHP + "\n" + "gh" + "p_" + R2 + "AbCdEfGh\n",
+        (GHP, "gh" + "p_" + R2 + "AbCdEfGh"),
+        (),
+    ),
     (  # a line continuation in a shell command
         f'curl -H "Authorization: Bearer {R[:14]}\\\n{R2}{R[14:]}" https://api.acme.io/v1',
         (R2 + R[14:],),
@@ -712,6 +717,10 @@ PII: list[Case] = [
     ("mobile +49 (0)30 1234 5678", ("1234 5678",), ()),
     ("WhatsApp +91 98765 43210", ("98765 43210",), ()),
     ("ring 555.010.0199 x12", ("555.010.0199",), ()),
+]
+
+# Not closed: national numbers without a `+` or a label, known only by their column or key.
+PII_OPEN: list[Case] = [
     (
         "name,email,phone\nJane Doe,jane.doe@example.com,020 7946 0958\n"
         "Raj Patel,raj.p@example.org,07700 900123\n",
@@ -825,11 +834,15 @@ TOKEN_SHAPED_KEEP: list[str] = [
 ]
 
 
-_PENDING = {"wrapped", "pii"}
+_PENDING = {"pii_open"}
 
 
 def _cases(group: list[Case], name: str) -> list[Any]:
-    marks = [pytest.mark.xfail(reason="family not closed yet")] if name in _PENDING else []
+    marks = (
+        [pytest.mark.xfail(reason="not closed: see PII_OPEN", strict=True)]
+        if name in _PENDING
+        else []
+    )
     return [pytest.param(*case, id=f"{name}-{i}", marks=marks) for i, case in enumerate(group)]
 
 
@@ -848,6 +861,7 @@ SECRET_CASES = [
     *_cases(ENCODED, "encoded"),
     *_cases(UNICODE, "unicode"),
     *_cases(PII, "pii"),
+    *_cases(PII_OPEN, "pii_open"),
 ]
 KEEP_CASES = [
     *_cases(SQL_KEEP, "sql_keep"),
@@ -900,7 +914,10 @@ def test_lookalikes_of_the_family_stay(
     assert (payload, {}) == (out, report)
 
 
-@pytest.mark.parametrize(("payload", "secrets", "keep"), SECRET_CASES + KEEP_CASES)
+@pytest.mark.parametrize(
+    ("payload", "secrets", "keep"),
+    [pytest.param(*case.values, id=case.id) for case in SECRET_CASES + KEEP_CASES],
+)
 def test_redacting_the_output_again_changes_nothing(
     payload: Any, secrets: tuple[str, ...], keep: tuple[str, ...]
 ) -> None:

@@ -60,6 +60,7 @@ from ._structured import (
     ValueWalker,
     marker,
 )
+from ._wrapped import WrappedTokenRule
 
 __all__ = ["DEFAULT_RULE_IDS", "RULES", "RedactionConfigError", "Redactor"]
 
@@ -111,6 +112,7 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
     rules.append(PatternRule(prose_spec(), len(rules)))
     rules.append(EncodedSecretRule(len(rules)))
     rules.append(PercentEncodedRule(len(rules)))
+    rules.append(WrappedTokenRule(len(rules)))
     if pii:
         rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
     return rules
