@@ -21,6 +21,7 @@ from zeroclaw_obs.cli import main
 from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.receipts import ReceiptGenerator
 
+from .builders import completion
 from .providers.wire import DONE, Reply, WireServer, sse
 
 WEATHER = {
@@ -574,33 +575,6 @@ class TestTerminalAnswer:
         assert os.path.islink("/dev/stdout")
 
 
-def completion(text: str | None = None, calls: list[tuple[str, str, dict]] | None = None) -> dict:
-    """A non-streamed Chat Completions body, in the shape the OpenAI API returns."""
-    message: dict = {"role": "assistant", "content": text, "refusal": None}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-            for call_id, name, arguments in calls
-        ]
-    return {
-        "id": "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
-        "object": "chat.completion",
-        "created": 1741569952,
-        "model": "gpt-4.1-mini-2025-04-14",
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": None,
-                "finish_reason": "tool_calls" if calls else "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29},
-    }
 
 
 def streamed(text: str) -> Reply:

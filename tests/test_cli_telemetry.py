@@ -14,7 +14,7 @@ import pytest
 from zeroclaw_obs.cli import EXIT_BAD_INPUT, EXIT_OK, main
 from zeroclaw_obs.receipts import load_key_file
 
-from .observability.test_otlp_export import HttpReceiver, decode
+from .receivers import HttpReceiver, decode
 
 
 @pytest.fixture

@@ -55,7 +55,7 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.scenario import parse_scenario
 
 from .conftest import RecordingObserver
-from .observability.test_otlp_export import GrpcReceiver, HttpReceiver
+from .receivers import GrpcReceiver, HttpReceiver
 from .system import stop
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

@@ -22,9 +22,9 @@ from zeroclaw_obs.scenario import load_scenario, parse_scenario
 from zeroclaw_obs.tools.base import ToolResult
 from zeroclaw_obs.turn.hooks import HookCall
 
+from .builders import completion
 from .conftest import NoTerminal
 from .providers.wire import Reply, WireServer
-from .test_cli import completion
 
 DEMO = Path(__file__).parents[1] / "zeroclaw_obs" / "scenarios" / "demo.yaml"
 GITHUB_TOKEN = "ghp_" + "aB3dE5fG7h" * 3 + "iJ1kL2"

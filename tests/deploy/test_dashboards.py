@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from zeroclaw_obs.observability.health import HealthCounter, Signal, TelemetryHealth
 from zeroclaw_obs.observability.metrics import MetricsObserver, render_metrics
 
-from ..observability.test_metrics import DEPLOY, WEATHER, call
+from ..builders import DEPLOY, WEATHER, call
 from .stack import (
     DASHBOARDS,
     GRAFANA_BUILTINS,

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from zeroclaw_obs.observability.batching import BoundedBatcher, BoundedBatchSpanProcessor
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
 
-from .test_export_guard import RaisingExporter
+from ..builders import RaisingExporter
 
 
 class Gate:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
@@ -26,6 +24,8 @@ from zeroclaw_obs.observability.export_guard import (
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.otlp_json import encode_otlp_json
 from zeroclaw_obs.redaction import Redactor
+
+from ..builders import RaisingExporter
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 MASK = "[REDACTED:github_token]"
@@ -344,6 +344,3 @@ def trace_limits(max_attributes: int):
     return SpanLimits(max_span_attributes=max_attributes)
 
 
-class RaisingExporter(SpanExporter):
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        raise ConnectionError("collector down")

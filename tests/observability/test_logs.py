@@ -30,9 +30,20 @@ from zeroclaw_obs.observability.logs import (
 from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.redaction import Redactor
 
-from ..turn.test_provider_call import PlayedProvider, answer, build, http
-from .test_metrics import DEPLOY, ECHO, SECRET, WEATHER, HashSpanIds, call, llm_response
-from .test_tracing import Traced
+from ..builders import (
+    DEPLOY,
+    ECHO,
+    SECRET,
+    WEATHER,
+    HashSpanIds,
+    PlayedProvider,
+    Traced,
+    answer,
+    build,
+    call,
+    http,
+    llm_response,
+)
 
 EVENT_NAMES = [  # in the order each first happens: approval is asked before dispatch
     "turn_start",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from typing import Any
 
 import httpx
@@ -11,7 +10,6 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from zeroclaw_obs.observability.events import Correlation, LlmResponse
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.metrics import (
     LABEL_LIMIT,
@@ -24,57 +22,21 @@ from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 from zeroclaw_obs.redaction import Redactor
 
+from ..builders import (
+    DEPLOY,
+    ECHO,
+    SECRET,
+    WEATHER,
+    HashSpanIds,
+    PlayedProvider,
+    answer,
+    build,
+    call,
+    http,
+    llm_response,
+    mixed_turn,
+)
 from ..conftest import CountingRedactor
-from ..turn.test_provider_call import PlayedProvider, answer, build, http
-
-SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-WEATHER = {
-    "name": "get_weather",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    "responses": [
-        {"when": {"city": "Paris"}, "output": "18C"},
-        {"when": {"city": "Leaky"}, "output": f"18C token={SECRET}"},
-        {"default": {"error": "city not found"}},
-    ],
-}
-DEPLOY = {
-    "name": "deploy",
-    "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
-    "responses": [{"default": {"output": "deployed"}}],
-}
-ECHO = {
-    "name": "echo",
-    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
-    "responses": [{"default": {"output": "same"}}],
-}
-
-
-def call(name: str, cid: str, **arguments: object) -> dict:
-    return {"id": cid, "name": name, "arguments": arguments}
-
-
-def mixed_turn(**config: Any) -> dict[str, Any]:
-    """One round with a success, an error, an invented tool and a denied call, then text."""
-    return {
-        "user": "go",
-        "config": {
-            "approval": {"auto_approve": ["get_weather"], "answers": ["no"]},
-            **config,
-        },
-        "tools": [WEATHER, DEPLOY],
-        "responses": [
-            {
-                "tool_calls": [
-                    call("get_weather", "c1", city="Paris"),
-                    call("get_weather", "c2", city="Atlantis"),
-                    call("made_up_tool", "c3"),
-                    call("deploy", "c4", target="prod"),
-                ],
-                "usage": {"input_tokens": 100, "output_tokens": 20},
-            },
-            {"text": "done", "usage": {"input_tokens": 150, "output_tokens": 5}},
-        ],
-    }
 
 
 def echo_rounds(count: int) -> dict[str, Any]:
@@ -90,19 +52,6 @@ def echo_rounds(count: int) -> dict[str, Any]:
     }
 
 
-class HashSpanIds:
-    """Deterministic span ids: the trace id hashes the turn id, the span id the call id."""
-
-    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
-        return self.trace_id(turn_id), self.span_id(tool_call_id)
-
-    @staticmethod
-    def trace_id(turn_id: str) -> str:
-        return hashlib.blake2b(turn_id.encode(), digest_size=16).hexdigest()
-
-    @staticmethod
-    def span_id(tool_call_id: str | None) -> str:
-        return hashlib.blake2b((tool_call_id or "root").encode(), digest_size=8).hexdigest()
 
 
 class CountingHealth:
@@ -145,17 +94,6 @@ def openmetrics_exemplars(registry: CollectorRegistry, sample_name: str) -> list
     ]
 
 
-def llm_response(**overrides: Any) -> LlmResponse:
-    fields: dict[str, Any] = {
-        "correlation": Correlation(turn_id="t1", channel="cli", agent_alias="a"),
-        "iteration": 1,
-        "provider": "openai",
-        "model": "gpt",
-        "success": True,
-        "time_ns": 1,
-        "duration_s": 0.5,
-    }
-    return LlmResponse(**{**fields, **overrides})
 
 
 class TestToolMetrics:

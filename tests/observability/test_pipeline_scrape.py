@@ -16,10 +16,10 @@ from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.redaction import Redactor
 
+from ..builders import mixed_turn
 from ..conftest import make_replay
+from ..receivers import DEADLINE_S, poll, start_prometheus
 from ..system import free_port, stop, system_binary
-from .test_metrics import mixed_turn
-from .test_prometheus_scrape import DEADLINE_S, poll, start_prometheus
 
 
 class TestPipelineScrape:

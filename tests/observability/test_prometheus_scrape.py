@@ -6,63 +6,17 @@ is bounded by `DEADLINE_S`, and Prometheus is stopped in a `finally` block.
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from prometheus_client import CollectorRegistry
 
 from zeroclaw_obs.observability.metrics import MetricsObserver, serve_metrics
 
+from ..builders import HashSpanIds, mixed_turn
+from ..receivers import DEADLINE_S, poll, start_prometheus
 from ..system import free_port, stop, system_binary
-from .test_metrics import HashSpanIds, mixed_turn
-
-DEADLINE_S = 60.0
-CONFIG = """\
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: zeroclaw
-    static_configs:
-      - targets: ["127.0.0.1:{metrics_port}"]
-"""
-
-
-async def poll(
-    check: Callable[[], Awaitable[Any]], *, what: str, log: Path, deadline: float
-) -> Any:
-    """Call `check` until it returns something truthy, or fail once `deadline` has passed."""
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = await check()
-        except httpx.TransportError as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        await asyncio.sleep(0.25)
-    pytest.fail(f"timed out waiting for {what}; last: {last!r}\n{log.read_text()[-3000:]}")
-
-
-def start_prometheus(tmp_path: Path, metrics_port: int, web_port: int) -> subprocess.Popen:
-    config = tmp_path / "prometheus.yml"
-    config.write_text(CONFIG.format(metrics_port=metrics_port))
-    log = (tmp_path / "prometheus.log").open("w")
-    args = [
-        system_binary("prometheus"),
-        f"--config.file={config}",
-        f"--storage.tsdb.path={tmp_path / 'data'}",
-        f"--web.listen-address=127.0.0.1:{web_port}",
-        "--enable-feature=exemplar-storage",
-    ]
-    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
 
 class TestPrometheusScrape:

@@ -11,8 +11,8 @@ from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemet
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
 from zeroclaw_obs.redaction import Redactor
 
+from ..builders import SECRET, WEATHER, call, llm_response, mixed_turn
 from ..conftest import make_replay
-from .test_metrics import SECRET, WEATHER, call, llm_response, mixed_turn
 
 NO_EXPORT = {"OTEL_TRACES_EXPORTER": "none"}
 """Spans keep their ids but go nowhere: no collector is dialled."""

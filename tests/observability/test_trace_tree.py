@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
 
-from ..turn.test_provider_call import PlayedProvider, answer, build, http
+from ..builders import PlayedProvider, answer, build, http
 
 
 class TestChatLines:

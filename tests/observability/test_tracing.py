@@ -15,7 +15,6 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -39,7 +38,7 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks
 
-from ..turn.test_provider_call import PlayedProvider, answer, build, http
+from ..builders import PlayedProvider, Traced, answer, build, http
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WEATHER = {
@@ -73,34 +72,6 @@ def scenario(*rounds: list[dict], **config: object) -> dict:
     }
 
 
-class Traced:
-    """A provider with an in-memory exporter and a span observer on it."""
-
-    def __init__(self, capture: ContentCapture = ContentCapture.REDACTED, **kwargs) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.health = TelemetryHealth()
-        self.observer = SpanObserver(self.provider, capture=capture, health=self.health, **kwargs)
-
-    @property
-    def spans(self) -> tuple[ReadableSpan, ...]:
-        """The finished spans, once the observer's worker has built every recorded one."""
-        assert self.observer.force_flush(5.0)
-        return self.exporter.get_finished_spans()
-
-    def named(self, prefix: str) -> list[ReadableSpan]:
-        return [s for s in self.spans if s.name.startswith(prefix)]
-
-    def root(self) -> ReadableSpan:
-        (root,) = self.named("invoke_agent")
-        return root
-
-    def tool(self, call_id: str) -> ReadableSpan:
-        (span,) = [
-            s for s in self.named("execute_tool") if s.attributes["gen_ai.tool.call.id"] == call_id
-        ]
-        return span
 
 
 async def run_fetches(run_scenario, traced: Traced) -> None:

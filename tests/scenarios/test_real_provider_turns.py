@@ -12,9 +12,9 @@ import dataclasses
 import json
 from typing import Any
 
+from tests.builders import Sleeps
 from tests.conftest import RecordingObserver, make_replay
 from tests.providers.wire import DONE, Reply, WireServer, sse
-from tests.turn.test_provider_call import Sleeps
 from zeroclaw_obs.observability.events import LlmResponse, ProviderAttempt, TurnOutcomeKind
 from zeroclaw_obs.providers.openai import OpenAIProvider
 from zeroclaw_obs.replay import Replay

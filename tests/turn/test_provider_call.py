@@ -9,15 +9,12 @@ provider raises, with no network. The HTTP side is tested against loopback serve
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any
 
 import pytest
 
 from zeroclaw_obs.errors import (
     ProviderConnectionError,
-    ProviderError,
-    ProviderHTTPError,
     ProviderResponseError,
     ProviderTimeoutError,
 )
@@ -31,15 +28,14 @@ from zeroclaw_obs.observability.events import (
 from zeroclaw_obs.providers.base import (
     NativeToolCall,
     Provider,
-    ProviderRequest,
     ProviderResponse,
-    Usage,
 )
 from zeroclaw_obs.replay import Replay
 from zeroclaw_obs.turn.loop import TurnOutcome, cap_summary_suffix
 from zeroclaw_obs.turn.provider_call import RetryPolicy
 
-from ..conftest import RecordingObserver, make_replay
+from ..builders import Dropped, PlayedProvider, Sleeps, answer, build, http
+from ..conftest import RecordingObserver
 
 SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 WEATHER = {
@@ -49,96 +45,18 @@ WEATHER = {
 }
 
 
-@dataclasses.dataclass
-class Dropped:
-    """A step that streams `text`, then fails with `error` (a connection dropped mid-stream)."""
-
-    text: str
-    error: ProviderError
 
 
-Step = ProviderResponse | ProviderError | Dropped
 
 
-class PlayedProvider(Provider):
-    """A provider that plays its steps in order: a response, or an error to raise.
-
-    With `piece` set, a response's text is handed to `on_text` in pieces of that many
-    characters, yielding to the loop between them, as a streaming backend does.
-    """
-
-    def __init__(
-        self,
-        *steps: Step,
-        max_retries: int = 2,
-        piece: int | None = None,
-        name: str = "openai",
-        model: str = "gpt-test",
-        server_address: str | None = "api.example.test",
-        server_port: int | None = 443,
-    ) -> None:
-        self.steps = list(steps)
-        self.max_retries = max_retries
-        self.piece = piece
-        self.name = name
-        self.model = model
-        self.server_address = server_address
-        self.server_port = server_port
-        self.requests: list[ProviderRequest] = []
-
-    async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        self.requests.append(request)
-        step = self.steps.pop(0)
-        if isinstance(step, ProviderError):
-            raise step
-        if isinstance(step, Dropped):
-            await self._stream(step.text, request)
-            raise step.error
-        await self._stream(step.text, request)
-        return step
-
-    async def _stream(self, text: str, request: ProviderRequest) -> None:
-        if self.piece is None or request.on_text is None:
-            return
-        for i in range(0, len(text), self.piece):
-            request.on_text(text[i : i + self.piece])
-            await asyncio.sleep(0)
 
 
-class Sleeps:
-    """A `RetryPolicy.sleep` that records each wait and does not wait."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        await asyncio.sleep(0)
 
 
-def http(status: int, error_type: str | None = None, retry_after: float | None = None):
-    return ProviderHTTPError(
-        "openai", error_type or f"http_{status}", status=status, retry_after=retry_after
-    )
 
 
-def answer(text: str = "Paris is 18C.", **fields: Any) -> ProviderResponse:
-    return ProviderResponse(text=text, usage=Usage(input_tokens=10, output_tokens=5), **fields)
 
 
-def build(
-    provider: Provider,
-    *,
-    observer: RecordingObserver | None = None,
-    sleep: Any = None,
-    data: dict[str, Any] | None = None,
-) -> Replay:
-    """A turn's runtime with `provider` behind the seam and a policy that never sleeps."""
-    scenario = data or {"user": "weather in Paris?", "responses": [{"text": "unused"}]}
-    replay = make_replay(scenario, observer=observer or RecordingObserver())
-    policy = RetryPolicy(sleep=sleep or Sleeps(), jitter=lambda: 0.5)
-    replay.execution = dataclasses.replace(replay.execution, provider=provider, retry=policy)
-    return replay
 
 
 async def run(provider: Provider, **kwargs: Any) -> tuple[TurnOutcome, Replay]:

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.turn.streaming import LOOKAHEAD, ChunkRedactor
 
+from ..builders import TEXT
 from ..redaction.corpus import KEEP_KINDS, generate
-from ..redaction.test_properties import TEXT
 
 SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 PEM = (
