@@ -216,3 +216,56 @@ class TestBoundedBatchSpanProcessor:
             dict(snapshot.dropped),
         )
         provider.shutdown()
+
+
+class TestLikeTheSdk:
+    def test_an_export_runs_with_instrumentation_suppressed(self):
+        """An instrumented client inside an exporter sees the SDK's suppression key set, so it
+        never traces the export itself; the caller's context is untouched."""
+        from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
+
+        seen: list[object] = []
+
+        def export(batch: list[int]) -> bool:
+            seen.append(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
+            return True
+
+        batcher = BoundedBatcher(export, signal=Signal.TRACES, health=TelemetryHealth())
+        batcher.emit(1)
+        assert batcher.force_flush(5.0)
+        batcher.shutdown(1.0)
+
+        assert [True] == seen
+        assert get_value(_SUPPRESS_INSTRUMENTATION_KEY) is None
+
+    def test_a_forked_child_exports_with_a_worker_of_its_own(self, tmp_path):
+        """The parent's thread does not exist in a forked child: the child gets its own worker
+        (what the child emits is exported there) and never ships the parent's queue."""
+        import os
+
+        shipped = tmp_path / "shipped"
+
+        def export(batch: list[str]) -> bool:
+            with shipped.open("a") as out:
+                out.write("".join(f"{os.getpid()}:{item}\n" for item in batch))
+            return True
+
+        batcher = BoundedBatcher(
+            export, signal=Signal.TRACES, health=TelemetryHealth(), schedule_delay_s=60.0
+        )
+        batcher.emit("parent-queued")
+        pid = os.fork()
+        if pid == 0:  # the child
+            code = 1
+            try:
+                batcher.emit("child")
+                code = 0 if batcher.force_flush(5.0) else 1
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert batcher.force_flush(5.0)
+        batcher.shutdown(1.0)
+
+        lines = sorted(shipped.read_text().splitlines())
+        assert 0 == os.waitstatus_to_exitcode(status)
+        assert sorted([f"{pid}:child", f"{os.getpid()}:parent-queued"]) == lines

@@ -4,18 +4,25 @@
 signal, so spans (`BoundedBatchSpanProcessor`) and log lines (`logs.QueuedLogger`) share it.
 `emit` never blocks and counts every drop in `TelemetryHealth`; the worker catches export
 errors and counts them; shutdown and flush have deadlines.
+
+Two more things the SDK's own batch processors do, done here too: an export runs with
+instrumentation suppressed (the context key the SDK sets), so an instrumented HTTP client
+inside an exporter never traces the export itself; and a forked child gets a fresh queue and
+worker (`os.register_at_fork`), since the parent's thread does not exist there.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from opentelemetry.context import Context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -119,9 +126,25 @@ class BoundedBatcher(Generic[T]):
             "%s queue full or closed: dropping (counted in zeroclaw_telemetry_dropped_total)"
         )
         self._warn_failed = _RateLimitedWarning("%s export raised %s: batch dropped (counted)")
-        self._worker = threading.Thread(
-            target=self._run, name=f"zeroclaw-{name or signal.value + '-export'}", daemon=True
-        )
+        self._name = f"zeroclaw-{name or signal.value + '-export'}"
+        self._worker = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._worker.start()
+        if hasattr(os, "register_at_fork"):
+            reinit = weakref.WeakMethod(self._at_fork_reinit)
+            os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+
+    def _at_fork_reinit(self) -> None:
+        """In a forked child: fresh locks and a worker of its own; the parent's queue stays the
+        parent's to export (the child would ship it twice)."""
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._flush_waiters = []
+        self._queue.clear()
+        self._in_flight = 0
+        self._wait_until = None
+        if self._closing or self._abandoned:
+            return
+        self._worker = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._worker.start()
 
     def emit(self, item: T) -> None:
@@ -218,11 +241,14 @@ class BoundedBatcher(Generic[T]):
             self._ship(batch)
 
     def _ship(self, batch: list[T]) -> None:
+        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
             ok = self._export(batch)
         except Exception as exc:
             self._warn_failed(self._signal.value, type(exc).__name__)
             ok = False
+        finally:
+            detach(token)
         with self._lock:
             self._in_flight = 0
             if self._abandoned:
