@@ -11,14 +11,8 @@ from zeroclaw_obs.approval import AuditLog, Decision
 from zeroclaw_obs.observability.observer import NoopObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.scenario import parse_scenario
-from zeroclaw_obs.server.runtime import (
-    FEED_LAG_LIMIT,
-    OperatorFeed,
-    ServerError,
-    ServerRuntime,
-    ServeSettings,
-    TurnHandle,
-)
+from zeroclaw_obs.server.runtime import ServerError, ServerRuntime, ServeSettings
+from zeroclaw_obs.server.streams import FEED_LAG_LIMIT, OperatorFeed, TurnHandle
 
 ANSWER = {
     "user": "hello",

@@ -27,7 +27,7 @@ from ..approval import ApprovalRequest, Decision, SurfaceAnswer
 from ..redaction import Redactor
 
 if TYPE_CHECKING:
-    from .runtime import OperatorFeed, TurnHandle
+    from .streams import OperatorFeed, TurnHandle
 
 __all__ = ["ApprovalBroker", "PendingApproval"]
 
