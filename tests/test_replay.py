@@ -75,3 +75,21 @@ class TestBuildProvider:
         """Building a real provider reads the key first: a missing one is a ConfigError."""
         with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
             build_provider(openai(), source="a.yaml", env={})
+
+
+class TestMaxTokens:
+    @pytest.mark.parametrize("kind", ["openai", "anthropic"])
+    def test_the_agent_files_cap_reaches_the_provider(self, kind: str):
+        """`provider.max_tokens` is each real provider's output cap; unset, OpenAI sends none
+        and Anthropic (which requires one) uses 4,096."""
+        capped = ScenarioProvider.model_validate({"kind": kind, "model": "m", "max_tokens": 512})
+        default = ScenarioProvider.model_validate({"kind": kind, "model": "m"})
+        env = {"OPENAI_API_KEY": TOKEN, "ANTHROPIC_API_KEY": TOKEN}
+
+        built = [build_provider(s, env=env).max_tokens for s in (capped, default)]
+
+        assert [512, None if kind == "openai" else 4096] == built
+
+    def test_a_cap_below_one_is_refused(self):
+        with pytest.raises(ValueError, match="max_tokens"):
+            ScenarioProvider.model_validate({"kind": "openai", "model": "m", "max_tokens": 0})

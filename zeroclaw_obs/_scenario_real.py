@@ -320,6 +320,9 @@ class ScenarioProvider(StrictModel):
     """Connect and read timeout in seconds (finite)."""
     max_retries: int = Field(default=2, ge=0, le=10)
     """Retries after 429, 5xx and connect errors (exponential backoff, Retry-After honoured)."""
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    """The cap on each answer's output tokens. Sent as `max_tokens` (the field every
+    OpenAI-compatible server reads); Anthropic requires one and gets 4,096 when None."""
 
     @model_validator(mode="before")
     @classmethod

@@ -254,6 +254,8 @@ def build_provider(
         "max_retries": settings.max_retries,
         "name": settings.name,
     }
+    if settings.max_tokens is not None:
+        options["max_tokens"] = settings.max_tokens
     if settings.kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 

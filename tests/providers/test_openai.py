@@ -651,3 +651,18 @@ class TestLifecycle:
         await provider.aclose()
         assert ["a", "b"] == texts
         assert 1 == len({r.client_port for r in wire.requests})
+
+
+class TestMaxTokens:
+    async def test_the_cap_is_sent_only_when_set(self, wire: WireServer):
+        """`max_tokens` from the agent file reaches the body; without it nothing is sent."""
+        wire.script(Reply.json({"choices": [{"message": {"content": "hi"}}]}))
+        wire.script(Reply.json({"choices": [{"message": {"content": "hi"}}]}))
+        for cap in (256, None):
+            provider = OpenAIProvider(
+                base_url=wire.url, model="m", api_key=None, stream=False, max_tokens=cap
+            )
+            await provider.complete(ProviderRequest(messages=[{"role": "user", "content": "x"}]))
+            await provider.aclose()
+
+        assert [256, None] == [r.json.get("max_tokens") for r in wire.requests]

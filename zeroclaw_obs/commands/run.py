@@ -236,7 +236,7 @@ def _prepare(
     return scenario, source, message, key, outputs
 
 
-_PORTABLE_PROVIDER_FIELDS = ("native_tools", "stream", "timeout_s", "max_retries")
+_PORTABLE_PROVIDER_FIELDS = ("native_tools", "stream", "timeout_s", "max_retries", "max_tokens")
 """Provider settings `--provider` keeps from the file when it names another kind."""
 
 

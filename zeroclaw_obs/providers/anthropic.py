@@ -135,7 +135,7 @@ class AnthropicProvider(HttpProvider):
             timeout_s=timeout_s,
             max_retries=max_retries,
         )
-        self._max_tokens = max_tokens
+        self.max_tokens = max_tokens
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Messages request and return the model's response.
@@ -151,7 +151,7 @@ class AnthropicProvider(HttpProvider):
         body = request_body(
             request,
             model=self.model,
-            max_tokens=self._max_tokens,
+            max_tokens=self.max_tokens,
             native_tools=self.native_tools,
             stream=self.stream,
         )

@@ -52,6 +52,7 @@ class OpenAIProvider(HttpProvider):
         timeout_s: float = 60.0,
         max_retries: int = 2,
         name: str = "openai",
+        max_tokens: int | None = None,
     ) -> None:
         """Build the provider; no connection is made until the first request.
 
@@ -64,6 +65,7 @@ class OpenAIProvider(HttpProvider):
             stream: True: Server-Sent Events with text deltas passed to `on_text`.
             timeout_s: connect and read timeout (each), seconds.
             max_retries: how often `turn/` may resend after a retryable error.
+            max_tokens: the output cap sent as `max_tokens`; None sends none.
             name: the provider's name on spans, metrics and error lines.
         """
         headers = {"accept": "application/json"}
@@ -79,6 +81,8 @@ class OpenAIProvider(HttpProvider):
             timeout_s=timeout_s,
             max_retries=max_retries,
         )
+        self.max_tokens = max_tokens
+        """The output cap each request carries (`max_tokens`); None: the server's default."""
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Chat Completions request and return the model's response.
@@ -113,10 +117,13 @@ class OpenAIProvider(HttpProvider):
                 }
                 for spec in request.tools
             ]
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
+
 
 def _invalid(provider: str) -> ProviderResponseError:
     return ProviderResponseError(provider, "invalid_response")
