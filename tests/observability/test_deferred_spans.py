@@ -16,6 +16,9 @@ from zeroclaw_obs.observability.deferred_spans import (
     MAX_OPERATIONS,
     PendingSpan,
     RootEnd,
+    SetAttribute,
+    SetAttributes,
+    SetStatus,
     SpanIdHandoff,
     install_handoff,
 )
@@ -74,7 +77,7 @@ class TestSpanIdHandoff:
 class TestPendingSpan:
     def test_build_gives_the_recorded_ids_times_and_attributes(self, tracer, memory):
         span = pending(tracer, span_id=0xABC, start_ns=10, a="1")
-        span.close(20, ("set_attribute", "b", 2))
+        span.close(20, SetAttribute("b", 2))
         span.build(tracer, install_handoff(tracer))
         (built,) = memory.get_finished_spans()
         assert (0xABC, 10, 20, SpanKind.CLIENT, {"a": "1", "b": 2}) == (
@@ -95,7 +98,7 @@ class TestPendingSpan:
         span.record_exception(ValueError("bad"), timestamp=16)
         span.end()  # ignored: the engine ends it
         assert span.is_recording()
-        span.close(20, ("set_attributes", {"zeroclaw.tool.outcome": "success"}))
+        span.close(20, SetAttributes({"zeroclaw.tool.outcome": "success"}))
         span.set_attribute("late", "ignored")
         assert not span.is_recording()
         span.build(tracer, install_handoff(tracer))
@@ -126,7 +129,7 @@ class TestPendingSpan:
 
     def test_status_from_the_closing_operations(self, tracer, memory):
         span = pending(tracer)
-        span.close(20, ("set_status", Status(StatusCode.ERROR, "why")))
+        span.close(20, SetStatus(Status(StatusCode.ERROR, "why")))
         span.build(tracer, install_handoff(tracer))
         (built,) = memory.get_finished_spans()
         assert (StatusCode.ERROR, "why") == (built.status.status_code, built.status.description)

@@ -12,6 +12,19 @@ Ids are known on the path: the span id comes from the provider's own `IdGenerato
 the span. So exemplars, log lines and spans a tool's code starts (they see the `PendingSpan`
 as the current span) point at the span that will be exported.
 
+A span's way out, through two bounded queues (each drops and counts when full, never blocks
+the turn):
+
+    turn's path (event loop)         build worker                    export worker
+    ------------------------         ------------                    -------------
+    observer event                   PendingSpan.build():            BoundedBatchSpanProcessor
+      -> PendingSpan (ids, times,      SDK span through the            -> RedactingSpanExporter
+         attributes, operations)       provider's tracer, sampler,        (export guard)
+      -> close(end, closing ops)       limits, processors                 -> OTLP / OTLP-JSON
+      -> BoundedBatcher "traces-build" -> on_end -> export queue          exporter
+         (wakes at turn end, every     (`OTEL_BSP_*` sizes)
+          second, at half full)
+
 Risky parts:
 - The handoff is per thread and consumed by the next `generate_span_id` on that thread: the
   worker sets it right before `start_span` (which asks for the id before any processor runs)
@@ -26,6 +39,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -36,10 +50,17 @@ from opentelemetry.util.types import Attributes, AttributeValue
 
 __all__ = [
     "MAX_OPERATIONS",
+    "AddEvent",
+    "AddLink",
     "Operation",
     "PendingSpan",
+    "RecordException",
     "RootEnd",
+    "SetAttribute",
+    "SetAttributes",
+    "SetStatus",
     "SpanIdHandoff",
+    "UpdateName",
     "install_handoff",
 ]
 
@@ -47,8 +68,90 @@ MAX_OPERATIONS = 1024
 """Operations a tool's code may record on one pending span; later ones are ignored (the SDK
 keeps 128 attributes and 128 events by default anyway)."""
 
-Operation = tuple[Any, ...]
-"""`(method name, *arguments)` of a `trace.Span` method, replayed on the SDK span."""
+
+@dataclass(frozen=True, slots=True)
+class SetAttributes:
+    """`span.set_attributes(attributes)`."""
+
+    attributes: Mapping[str, Any]
+
+    def apply(self, span: trace.Span) -> None:
+        span.set_attributes(self.attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class SetAttribute:
+    """`span.set_attribute(key, value)`."""
+
+    key: str
+    value: Any
+
+    def apply(self, span: trace.Span) -> None:
+        span.set_attribute(self.key, self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class AddEvent:
+    """`span.add_event(name, attributes, timestamp)`."""
+
+    name: str
+    attributes: Mapping[str, Any] | None
+    timestamp: int
+
+    def apply(self, span: trace.Span) -> None:
+        span.add_event(self.name, self.attributes, self.timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class AddLink:
+    """`span.add_link(context, attributes)`."""
+
+    context: SpanContext
+    attributes: Mapping[str, Any] | None
+
+    def apply(self, span: trace.Span) -> None:
+        span.add_link(self.context, self.attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateName:
+    """`span.update_name(name)`."""
+
+    name: str
+
+    def apply(self, span: trace.Span) -> None:
+        span.update_name(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class SetStatus:
+    """`span.set_status(status, description)`."""
+
+    status: Status | StatusCode
+    description: str | None = None
+
+    def apply(self, span: trace.Span) -> None:
+        span.set_status(self.status, self.description)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordException:
+    """`span.record_exception(exception, attributes, timestamp, escaped)`."""
+
+    exception: BaseException
+    attributes: Mapping[str, Any] | None
+    timestamp: int
+    escaped: bool
+
+    def apply(self, span: trace.Span) -> None:
+        span.record_exception(self.exception, self.attributes, self.timestamp, self.escaped)
+
+
+Operation = (
+    SetAttributes | SetAttribute | AddEvent | AddLink | UpdateName | SetStatus | RecordException
+)
+"""One `trace.Span` call recorded on a pending span and replayed (`apply`) on the SDK span:
+the tool code's calls while the span is open, then the engine's closing ones."""
 
 
 class SpanIdHandoff(IdGenerator):
@@ -171,8 +274,8 @@ class PendingSpan(Span):
         )
         if handoff is not None:
             handoff.give(None)  # unused when the tracer is disabled: never leave it for another
-        for name, *args in self.ops:
-            getattr(span, name)(*args)
+        for op in self.ops:
+            op.apply(span)
         span.end(end_time=self.end_ns)
 
     # -- trace.Span, for the code of the tool that runs inside this span -------------------
@@ -184,25 +287,25 @@ class PendingSpan(Span):
         return self._open
 
     def set_attributes(self, attributes: Mapping[str, AttributeValue]) -> None:
-        self._record("set_attributes", {k: _frozen(v) for k, v in attributes.items()})
+        self._record(SetAttributes({k: _frozen(v) for k, v in attributes.items()}))
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
-        self._record("set_attribute", key, _frozen(value))
+        self._record(SetAttribute(key, _frozen(value)))
 
     def add_event(
         self, name: str, attributes: Attributes = None, timestamp: int | None = None
     ) -> None:
         copied = dict(attributes) if attributes else None
-        self._record("add_event", name, copied, timestamp or time.time_ns())
+        self._record(AddEvent(name, copied, timestamp or time.time_ns()))
 
     def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
-        self._record("add_link", context, dict(attributes) if attributes else None)
+        self._record(AddLink(context, dict(attributes) if attributes else None))
 
     def update_name(self, name: str) -> None:
-        self._record("update_name", name)
+        self._record(UpdateName(name))
 
     def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
-        self._record("set_status", status, description)
+        self._record(SetStatus(status, description))
 
     def record_exception(
         self,
@@ -212,12 +315,12 @@ class PendingSpan(Span):
         escaped: bool = False,
     ) -> None:
         copied = dict(attributes) if attributes else None
-        self._record("record_exception", exception, copied, timestamp or time.time_ns(), escaped)
+        self._record(RecordException(exception, copied, timestamp or time.time_ns(), escaped))
 
     def end(self, end_time: int | None = None) -> None:
         """Ignored: the span belongs to the engine, whose closing event ends it."""
 
-    def _record(self, *op: Operation) -> None:
+    def _record(self, op: Operation) -> None:
         if self._open and len(self.ops) < MAX_OPERATIONS:
             self.ops.append(op)
 

@@ -33,7 +33,16 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from .. import __version__
 from .batching import BoundedBatcher, half_queue
-from .deferred_spans import Operation, PendingSpan, RootEnd, install_handoff
+from .deferred_spans import (
+    AddEvent,
+    Operation,
+    PendingSpan,
+    RootEnd,
+    SetAttribute,
+    SetAttributes,
+    SetStatus,
+    install_handoff,
+)
 from .events import (
     AgentEnd,
     AgentStart,
@@ -337,8 +346,8 @@ class SpanObserver:
             self._queue.emit(
                 span.close(
                     end_ns,
-                    ("set_attribute", "error.type", "unfinished"),
-                    ("set_status", Status(StatusCode.ERROR)),
+                    SetAttribute("error.type", "unfinished"),
+                    SetStatus(Status(StatusCode.ERROR)),
                 )
             )
 
@@ -405,14 +414,14 @@ class SpanObserver:
                 attributes["gen_ai.response.id"] = event.response_id
             if event.finish_reasons:
                 attributes["gen_ai.response.finish_reasons"] = event.finish_reasons
-            closing: tuple[Operation, ...] = (("set_attributes", attributes),)
+            closing: tuple[Operation, ...] = (SetAttributes(attributes),)
         else:
             error_type = event.error_type or "provider_error"
             turn.provider_error = error_type
             attributes["error.type"] = error_type
             closing = (
-                ("set_attributes", attributes),
-                ("set_status", Status(StatusCode.ERROR, self._describe(event.error))),
+                SetAttributes(attributes),
+                SetStatus(Status(StatusCode.ERROR, self._describe(event.error))),
             )
         self._queue.emit(span.close(event.time_ns, *closing))
 
@@ -488,17 +497,17 @@ class SpanObserver:
         if self._capture:
             attributes["gen_ai.tool.call.result"] = event.result
             attributes["output.value"] = event.result
-        closing: list[Operation] = [("set_attributes", attributes)]
+        closing: list[Operation] = [SetAttributes(attributes)]
         default_error = _TOOL_ERROR_TYPES.get(event.outcome)
         if default_error is not None:
             attributes["error.type"] = event.error_type or default_error
-            closing.append(("set_status", Status(StatusCode.ERROR, self._describe(event.result))))
+            closing.append(SetStatus(Status(StatusCode.ERROR, self._describe(event.result))))
         if event.truncated_chars:
             truncation = {
                 "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
                 "zeroclaw.tool.truncated_chars": event.truncated_chars,
             }
-            closing.append(("add_event", "zeroclaw.truncation", truncation, event.time_ns))
+            closing.append(AddEvent("zeroclaw.truncation", truncation, event.time_ns))
         self._queue.emit(span.close(event.time_ns, *closing))
         self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
 
