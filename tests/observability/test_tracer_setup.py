@@ -317,3 +317,20 @@ class TestShutdownTracing:
         provider.shutdown()  # what the exit hook does next: it does not wait a second time
         assert time.perf_counter() - started < 0.5
         hanging.release.set()
+
+
+class TestIdGenerator:
+    def test_the_provider_is_built_with_the_handoff(self):
+        """Our provider carries the deferred spans' id handoff from the start; the span
+        observer's tracer reuses it instead of patching its own."""
+        from zeroclaw_obs.observability.deferred_spans import SpanIdHandoff, install_handoff
+
+        provider = build_tracer_provider(
+            redactor=Redactor(), health=TelemetryHealth(), env={"OTEL_TRACES_EXPORTER": "none"}
+        )
+        assert provider is not None
+        tracer = provider.get_tracer("zeroclaw_obs")
+
+        assert isinstance(provider.id_generator, SpanIdHandoff)
+        assert provider.id_generator is install_handoff(tracer)
+        shutdown_tracing(provider)

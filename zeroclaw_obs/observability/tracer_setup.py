@@ -32,10 +32,12 @@ from urllib.parse import unquote, urlparse
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider, sampling
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.util.re import parse_env_headers
 
 from ..errors import ConfigError
 from .batching import BoundedBatchSpanProcessor
+from .deferred_spans import SpanIdHandoff
 from .export_guard import RedactingSpanExporter, TextRedactor
 from .health import TelemetryHealth
 from .otlp_json import OtlpJsonFileExporter
@@ -287,7 +289,12 @@ def build_tracer_provider(
     queue_size = _positive_int(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048)
     batch_size = min(_positive_int(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512), queue_size)
     provider = TracerProvider(
-        sampler=sampler_from_env(env), resource=build_resource(service_name, env)
+        sampler=sampler_from_env(env),
+        resource=build_resource(service_name, env),
+        # Built with the handoff the deferred spans need, rather than patched in afterwards
+        # (`install_handoff` finds it and keeps it); for every other caller it is the SDK's
+        # own random generator.
+        id_generator=SpanIdHandoff(RandomIdGenerator()),
     )
     processors = _PROCESSORS.setdefault(provider, [])
     for exporter in exporters:
