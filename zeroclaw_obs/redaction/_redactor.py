@@ -71,6 +71,11 @@ _WHOLE_PROTECTED = re.compile(
 )
 _MAX_PASSES = 4
 """Rescans of a redacted text at most (`Redactor._until_stable`); one is almost always enough."""
+_APART = frozenset(" \t\r\n\f\v\xa0\0\"'`=,;&|()<>[]{}!")
+"""Characters that keep a replaced span apart from its neighbours: no rule reads a run of
+token characters across them, so a marker there changes no other rule's decision."""
+_ESCAPED = frozenset("nrt\"'")
+"""What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
 _JOIN = "\n\0\n"
 """Joins a structure's strings for one scan; no rule matches across it (see `_texts`)."""
 
@@ -357,14 +362,20 @@ class Redactor:
         for k, spans in per_string.items():
             text = strings[plain[k]]
             out[plain[k]] = self._until_stable(
-                text, _splice(Folded(text, text, []), spans, counts), counts
+                text,
+                _splice(Folded(text, text, []), spans, counts),
+                counts,
+                settled=_apart(joined, [(s + starts[k], e + starts[k]) for s, e, _, _ in spans]),
             )
         return out
 
     def _text(self, text: str, counts: dict[str, int] | None) -> str:
-        return self._until_stable(text, self._text_once(text, counts), counts)
+        out, settled = self._text_once(text, counts)
+        return self._until_stable(text, out, counts, settled=settled)
 
-    def _until_stable(self, text: str, out: str, counts: dict[str, int] | None) -> str:
+    def _until_stable(
+        self, text: str, out: str, counts: dict[str, int] | None, *, settled: bool
+    ) -> str:
         """Scan a redacted text again until nothing more matches (a bounded fixpoint).
 
         Why a second look is needed at all: a rule's decision can hang on text another rule
@@ -373,30 +384,76 @@ class Redactor:
         refused, and once the neighbour is a marker both pass. Running the chain until it
         finds nothing is what makes `redact_text` idempotent for every input, not only for
         the cases we thought of. Clean text (the common case) costs nothing: `out is text`.
+
+        `settled` skips the rescan when every replaced span sat apart from its neighbours
+        (`_apart`): the rescan of a secret-dense text found nothing new in every case
+        measured, and cost a third of its time.
         """
         passes = 0
-        while out is not text and passes < _MAX_PASSES:
-            text, out = out, self._text_once(out, counts)
+        while not settled and out is not text and passes < _MAX_PASSES:
+            text, (out, settled) = out, self._text_once(out, counts)
             passes += 1
         return out
 
-    def _text_once(self, text: str, counts: dict[str, int] | None) -> str:
+    def _text_once(self, text: str, counts: dict[str, int] | None) -> tuple[str, bool]:
+        """One pass of the text chain, and whether its replacements are settled (`_apart`)."""
         if not text:
-            return text
+            return text, True
         if text[0] in "z[" and _WHOLE_PROTECTED.fullmatch(text):
             # A receipt or a marker on its own is never changed (they are protected inside
             # any text too); telemetry carries many fresh ones, so skip the scan for them.
-            return text
+            return text, True
         if text[0] in "{[":
             structured = self._json(text, counts)
             if structured is not None:
-                return structured
+                return structured, False
         if text.isascii() and not has_continuation(text):  # the common case: its own shadow
             found = self._scanner.scan(text)
-            return _splice(Folded(text, text, []), found, counts) if found else text
+            if not found:
+                return text, True
+            return _splice(Folded(text, text, []), found, counts), _apart(text, found)
         folded = fold(text)
         found = self._scanner.scan(folded.shadow)
-        return _splice(folded, found, counts) if found else text
+        if not found:
+            return text, True
+        return _splice(folded, found, counts), _apart(folded.shadow, found)
+
+
+def _apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
+    """Whether every span of `shadow` (the text the rules matched) has a character of
+    `_APART`, or the text's edge, on both sides: then replacing it cannot change what
+    another rule decides, and the rescan of `Redactor._until_stable` is not needed.
+
+    Rules read their context through runs of token characters (a greedy run into a
+    neighbour, a check of the character after a match); a whitespace, quote or delimiter
+    ends every such run, and so does a JSON escape of one (`\\n`, `\\"`: `LEAD`).
+    """
+    size = len(shadow)
+    for span in spans:
+        start, end = span[0], span[1]
+        if start > 0 and shadow[start - 1] not in _APART and not _escaped_before(shadow, start):
+            return False
+        if end < size and shadow[end] not in _APART and not _escape_at(shadow, end):
+            return False
+    return True
+
+
+def _escape_at(text: str, at: int) -> bool:
+    """Whether `text[at:]` starts with a JSON escape of a separator (`\\n`, `\\"`…)."""
+    return text[at] == "\\" and text[at + 1 : at + 2] in _ESCAPED and text[at - 1] != "\\"
+
+
+def _escaped_before(text: str, at: int) -> bool:
+    """Whether `text[:at]` ends with a JSON escape of a separator, its backslash unescaped."""
+    if at < 2 or text[at - 1] not in _ESCAPED or text[at - 2] != "\\":
+        return False
+    slashes, last = 0, at - 2
+    while last >= 0 and text[last] == "\\":
+        slashes += 1
+        last -= 1
+        if slashes > 16:
+            return False  # a long run of backslashes: let the rescan decide (and stay linear)
+    return slashes % 2 == 1
 
 
 def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | None) -> str:

@@ -1,0 +1,128 @@
+"""Where a secret-dense record spends its time in `Redactor.redact_text` (issue 15, item 3).
+
+Run: `.venv/bin/python benchmarks/redaction_profile.py [--size-mb 2] [--cprofile]`.
+Prints MB/s of the dense and clean mixes, then per-stage times on the dense mix: the gate,
+each rule's `find`, the fold, JSON reading and the idempotency rescans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import pstats
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.redaction import heldout
+from zeroclaw_obs.redaction import (
+    Redactor,
+    _redactor,
+)
+
+
+def _mbps(redact, records: list[str]) -> float:
+    size = sum(len(r.encode()) for r in records) / 1e6
+    best = float("inf")
+    for _ in range(3):
+        gc.collect()
+        gc.disable()
+        start = time.perf_counter()
+        for record in records:
+            redact(record)
+        best = min(best, time.perf_counter() - start)
+        gc.enable()
+    return size / best
+
+
+def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
+    """Seconds per stage, by wrapping the stage functions (inclusive times)."""
+    spent: dict[str, float] = defaultdict(float)
+    scanner = redactor._scanner
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - start
+
+        return wrapper
+
+    class Timed:
+        def __init__(self, rule):
+            self._rule = rule
+            self.find = timed(f"find {type(rule).__name__}:{rule.rule_id}", rule.find)
+
+        def __getattr__(self, name):
+            return getattr(self._rule, name)
+
+    rules = scanner._rules
+    scanner._rules = tuple(Timed(rule) for rule in rules)
+    gate = scanner._gate_match
+    scanner._gate_match = timed("gate", gate)
+    saved = (_redactor.fold, _redactor._splice, redactor._json, Redactor._text_once)
+    _redactor.fold = timed("fold", _redactor.fold)
+    _redactor._splice = timed("splice", _redactor._splice)
+    redactor._json = timed("json reader", redactor._json)
+    passes = {"n": 0}
+    original_once = Redactor._text_once
+
+    def once(self, text, counts):
+        passes["n"] += 1
+        name = "text_once (first)" if passes["n"] == 1 else "text_once (rescans)"
+        start = time.perf_counter()
+        try:
+            return original_once(self, text, counts)
+        finally:
+            spent[name] += time.perf_counter() - start
+
+    Redactor._text_once = once  # type: ignore[method-assign]
+    try:
+        start = time.perf_counter()
+        for record in records:
+            passes["n"] = 0
+            redactor.redact_text(record)
+        spent["total"] = time.perf_counter() - start
+    finally:
+        _redactor.fold, _redactor._splice, redactor._json, Redactor._text_once = saved
+        scanner._gate_match = gate
+        scanner._rules = rules
+    return spent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mb", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cprofile", action="store_true")
+    args = parser.parse_args()
+    size = int(args.size_mb * 1e6)
+    dense = heldout.dense_payload(args.seed, size)
+    redactor = Redactor()
+    for record in dense[:200]:
+        redactor.redact_text(record)  # warm the automata
+    print(f"dense: {len(dense):,} records, {_mbps(redactor.redact_text, dense):.2f} MB/s")
+    spent = _stages(redactor, dense)
+    total = spent["total"]
+    per = total / len(dense) * 1e6
+    print(f"stage times over {len(dense):,} records ({per:.0f} µs a record), inclusive:")
+    for name, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:40]:
+        print(f"  {name:50} {seconds:7.3f} s  {100 * seconds / total:5.1f}%")
+    if args.cprofile:
+        profile = cProfile.Profile()
+        profile.enable()
+        for record in dense:
+            redactor.redact_text(record)
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
