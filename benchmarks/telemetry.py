@@ -57,8 +57,8 @@ from zeroclaw_obs.config import (
     RuntimeConfig,
     build_redactor,
 )
-from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter, read_otlp_json
 from zeroclaw_obs.observability.telemetry import Telemetry, TelemetryOptions, setup_telemetry
+from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter, read_otlp_json
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderResponse, Usage
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay
@@ -550,9 +550,9 @@ async def check_pydantic_ai(build: Builder, work: Workload) -> str:
 # --------------------------------------------------------------------------------------------
 
 _AREAS = (
-    ("zeroclaw observability/tracing.py (span observer)", "zeroclaw_obs/observability/tracing"),
-    ("zeroclaw observability/metrics.py", "zeroclaw_obs/observability/metrics"),
-    ("zeroclaw observability/logs.py", "zeroclaw_obs/observability/logs"),
+    ("zeroclaw observability/traces (span observer)", "zeroclaw_obs/observability/traces"),
+    ("zeroclaw observability/metrics", "zeroclaw_obs/observability/metrics"),
+    ("zeroclaw observability/logs", "zeroclaw_obs/observability/logs"),
     ("zeroclaw observability (other)", "zeroclaw_obs/observability"),
     ("zeroclaw redaction", "zeroclaw_obs/redaction"),
     ("zeroclaw receipts", "zeroclaw_obs/receipts"),
@@ -574,10 +574,10 @@ Component = tuple[str, str, tuple[str, ...]]
 # (label, end of the file's path, function names): where the time goes, cumulative.
 _COMPONENTS: tuple[Component, ...] = (
     ("MultiObserver.on_event (all observers)", "observability/observer.py", ("on_event",)),
-    ("  SpanObserver.on_event", "observability/tracing.py", ("on_event",)),
-    ("  MetricsObserver.on_event", "observability/metrics.py", ("on_event",)),
-    ("  LogObserver.on_event (structlog chain + write)", "observability/logs.py", ("on_event",)),
-    ("    RedactingProcessor (log redaction)", "observability/logs.py", ("__call__",)),
+    ("  SpanObserver.on_event", "observability/traces/tracing.py", ("on_event",)),
+    ("  MetricsObserver.on_event", "observability/metrics/metrics.py", ("on_event",)),
+    ("  LogObserver.on_event (structlog chain + write)", "observability/logs/logs.py", ("on_event",)),
+    ("    RedactingProcessor (log redaction)", "observability/logs/logs.py", ("__call__",)),
     ("    JSONRenderer (log JSON)", "structlog/processors.py", ("__call__",)),
     ("  TraceTreeObserver.on_event", "observability/trace_tree.py", ("on_event",)),
     ("results.open: redact args, ToolCallStart", "turn/results.py", ("open",)),
@@ -652,7 +652,7 @@ def print_profiles(redactor: Redactor, space: Workspace, work: Workload, top: in
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from zeroclaw_obs.observability.export_guard import RedactingSpanExporter
+    from zeroclaw_obs.observability.traces.export_guard import RedactingSpanExporter
 
     calls = work.calls
 

@@ -24,7 +24,7 @@ from zeroclaw_obs.observability.events import (
     LlmResponse,
 )
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
+from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.providers.base import (
     Provider,
     ProviderRequest,

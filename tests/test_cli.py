@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from zeroclaw_obs.cli import main
-from zeroclaw_obs.observability.otlp_json import read_otlp_json
+from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.receipts import ReceiptGenerator
 
 from .builders import completion

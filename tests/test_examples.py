@@ -27,7 +27,7 @@ import pytest
 
 from zeroclaw_obs.cli import main
 from zeroclaw_obs.config import build_redactor, load_config_file
-from zeroclaw_obs.observability.otlp_json import read_otlp_json
+from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.scenario import load_scenario
 
 from .providers.wire import DONE, Reply, WireServer, sse

@@ -11,7 +11,7 @@ import re
 import pytest
 import re2
 
-from zeroclaw_obs.observability.metrics import TOOL_DURATION_BUCKETS
+from zeroclaw_obs.observability.metrics.metrics import TOOL_DURATION_BUCKETS
 from zeroclaw_obs.redaction import RULES, Redactor
 
 from .stack import ROOT, compose_services, duration_seconds, host_port, load_yaml
@@ -160,7 +160,7 @@ class TestSpanMetrics:
 
     def test_dimensions_are_span_attributes_of_tool_spans(self):
         """The extra dimensions are GenAI / zeroclaw attributes the runtime sets on spans."""
-        source = (ROOT / "zeroclaw_obs" / "observability" / "tracing.py").read_text()
+        source = (ROOT / "zeroclaw_obs" / "observability" / "traces" / "tracing.py").read_text()
         for dimension in collector()["connectors"]["spanmetrics"]["dimensions"]:
             assert f'"{dimension["name"]}"' in source, dimension["name"]
 

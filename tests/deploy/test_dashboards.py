@@ -18,7 +18,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as text_families
 
 from zeroclaw_obs.observability.health import HealthCounter, Signal, TelemetryHealth
-from zeroclaw_obs.observability.metrics import MetricsObserver, render_metrics
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, render_metrics
 
 from ..builders import DEPLOY, WEATHER, call
 from .stack import (

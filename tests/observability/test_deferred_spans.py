@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from zeroclaw_obs.observability.deferred_spans import (
+from zeroclaw_obs.observability.traces.deferred_spans import (
     MAX_OPERATIONS,
     PendingSpan,
     RootEnd,

@@ -10,7 +10,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from zeroclaw_obs.observability.export_guard import (
+from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.traces.export_guard import (
     AttributeScrubber,
     CleanTextCache,
     EventScrubber,
@@ -21,8 +22,7 @@ from zeroclaw_obs.observability.export_guard import (
     guard_steps,
     span_to_dict,
 )
-from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.otlp_json import encode_otlp_json
+from zeroclaw_obs.observability.traces.otlp_json import encode_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
 from ..builders import RaisingExporter

@@ -1,4 +1,4 @@
-"""Tests for `zeroclaw_obs.observability.logs`: lifecycle log events and the redacting chain."""
+"""Tests for `observability/logs/logs.py`: lifecycle log events and the redacting chain."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 import structlog
 
-from zeroclaw_obs.observability.export_guard import CleanTextCache
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
-from zeroclaw_obs.observability.logs import (
+from zeroclaw_obs.observability.logs.logs import (
     BufferedWriteLogger,
     LogObserver,
     QueuedLogger,
@@ -28,6 +27,7 @@ from zeroclaw_obs.observability.logs import (
     route_stdlib_logging,
 )
 from zeroclaw_obs.observability.observer import MultiObserver
+from zeroclaw_obs.observability.traces.export_guard import CleanTextCache
 from zeroclaw_obs.redaction import Redactor
 
 from ..builders import (

@@ -1,4 +1,4 @@
-"""Tests for `zeroclaw_obs.observability.metrics`: counters, histograms, exemplars, exposition."""
+"""Tests for `observability/metrics/metrics.py`: counters, histograms, exemplars, exposition."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.metrics import (
+from zeroclaw_obs.observability.metrics.metrics import (
     LABEL_LIMIT,
     HealthSource,
     MetricsObserver,

@@ -6,9 +6,9 @@ import pytest
 from opentelemetry import context as otel_context
 from opentelemetry.trace import INVALID_SPAN, SpanContext, SpanKind, TraceFlags
 
-from zeroclaw_obs.observability.deferred_spans import PendingSpan
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.open_spans import OpenSpans, OpenTurn
+from zeroclaw_obs.observability.traces.deferred_spans import PendingSpan
+from zeroclaw_obs.observability.traces.open_spans import OpenSpans, OpenTurn
 
 
 def memory(**bounds: int) -> tuple[OpenSpans, TelemetryHealth]:

@@ -14,8 +14,8 @@ import pytest
 
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
-from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
-from zeroclaw_obs.observability.tracing import SpanObserver
+from zeroclaw_obs.observability.traces.tracer_setup import build_tracer_provider, shutdown_tracing
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
 
 from ..conftest import make_replay

@@ -27,7 +27,7 @@ from opentelemetry.trace import (
     TraceState,
 )
 
-from zeroclaw_obs.observability.otlp_json import (
+from zeroclaw_obs.observability.traces.otlp_json import (
     OtlpJsonFileExporter,
     encode_otlp_json,
     read_otlp_json,
@@ -233,7 +233,7 @@ class TestEncodeOtlpJson:
         attribute is skipped and logged without its value, the rest of the span is kept."""
         attributes = {"object": object(), "big": 2**63, "surrogate": "a\ud800b", "ok": "x"}
         spans = [span_with(attributes={**attributes, "list": ["a", "b\udc00"]})]
-        with caplog.at_level(logging.WARNING, "zeroclaw_obs.observability.otlp_json"):
+        with caplog.at_level(logging.WARNING, "zeroclaw_obs.observability.traces.otlp_json"):
             encoded = encode_otlp_json(spans)
         assert protobuf_otlp_json(spans) == encoded
         assert [{"key": "ok", "value": {"stringValue": "x"}}] == (

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
+from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
 from ..builders import mixed_turn

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from prometheus_client import CollectorRegistry
 
-from zeroclaw_obs.observability.metrics import MetricsObserver, serve_metrics
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, serve_metrics
 
 from ..builders import HashSpanIds, mixed_turn
 from ..receivers import DEADLINE_S, poll, start_prometheus

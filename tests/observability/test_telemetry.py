@@ -6,9 +6,9 @@ import json
 import logging
 
 from zeroclaw_obs.observability.events import AgentStart, Correlation, ToolCall, ToolOutcome
-from zeroclaw_obs.observability.otlp_json import read_otlp_json
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
+from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
 from ..builders import SECRET, WEATHER, call, llm_response, mixed_turn

@@ -29,11 +29,11 @@ from zeroclaw_obs.observability.events import (
     ToolOutcome,
     TurnOutcomeKind,
 )
-from zeroclaw_obs.observability.export_guard import RedactingSpanExporter
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.otlp_json import OtlpJsonFileExporter, read_otlp_json
-from zeroclaw_obs.observability.tracer_setup import build_tracer_provider, shutdown_tracing
-from zeroclaw_obs.observability.tracing import ContentCapture, SpanObserver
+from zeroclaw_obs.observability.traces.export_guard import RedactingSpanExporter
+from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter, read_otlp_json
+from zeroclaw_obs.observability.traces.tracer_setup import build_tracer_provider, shutdown_tracing
+from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.system import alive
 from zeroclaw_obs.cli import main
 from zeroclaw_obs.observability.events import ToolOutcome
-from zeroclaw_obs.observability.tracing import SpanObserver
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
 
 TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from zeroclaw_obs.errors import ToolDefinitionError
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.tracing import SpanObserver
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
 from zeroclaw_obs.tools.base import (
     ArgumentError,
     Provenance,

@@ -28,7 +28,7 @@ from zeroclaw_obs.approval import (
 from zeroclaw_obs.config import ApprovalConfig
 from zeroclaw_obs.observability.events import ApprovalDecision, Correlation, TurnOutcomeKind
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.tracing import SpanObserver
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import Tool, ToolResult
 from zeroclaw_obs.turn.approval_gate import (

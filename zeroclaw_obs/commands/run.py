@@ -30,7 +30,7 @@ from ..observability.telemetry import (
     default_exporter_env,
     setup_telemetry,
 )
-from ..observability.tracer_setup import otlp_destination, otlp_requested
+from ..observability.traces.tracer_setup import otlp_destination, otlp_requested
 from ..receipts import load_key_file
 from ..record import TurnRecorder
 from ..redaction import Redactor

@@ -27,21 +27,21 @@ from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
 
 from ..redaction import Redactor
-from .export_guard import CleanTextCache
 from .health import TelemetryHealth
-from .logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
-from .metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
+from .logs.logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
+from .metrics.metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
 from .observer import MultiObserver, Observer
 from .progress import ProgressObserver
 from .trace_tree import TraceTreeObserver
-from .tracer_setup import (
+from .traces.export_guard import CleanTextCache
+from .traces.tracer_setup import (
     abandon_tracing,
     build_tracer_provider,
     content_capture_from_env,
     message_capture_from_env,
     shutdown_tracing,
 )
-from .tracing import SpanObserver
+from .traces.tracing import SpanObserver
 
 MCP_LOGGER = "zeroclaw_obs.mcp"
 """The stdlib logger MCP servers' stderr lines and availability reports go to."""

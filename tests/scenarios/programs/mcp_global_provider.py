@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import make_replay  # noqa: E402
-from zeroclaw_obs.observability.tracing import SpanObserver  # noqa: E402
+from zeroclaw_obs.observability.traces.tracing import SpanObserver  # noqa: E402
 
 TOOLBOX = ROOT / "tests" / "tools" / "mcp_servers" / "toolbox.py"
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span
 
+from ..health import HealthCounter, Signal, TelemetryHealth
+from ..span_ids import Ids
 from .deferred_spans import PendingSpan
-from .health import HealthCounter, Signal, TelemetryHealth
-from .span_ids import Ids
 
 __all__ = ["OpenSpans", "OpenTurn"]
 

@@ -32,9 +32,9 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
-from ..redaction import Redactor
-from .batching import BoundedBatcher, half_queue
-from .events import (
+from ...redaction import Redactor
+from ..batching import BoundedBatcher, half_queue
+from ..events import (
     CALL_CANCELLED,
     AgentEnd,
     AgentStart,
@@ -50,9 +50,9 @@ from .events import (
     ToolOutcome,
     TurnOutcomeKind,
 )
-from .export_guard import CleanTextCache
-from .health import HealthCounter, Signal, TelemetryHealth
-from .span_ids import Ids, SpanIdCache, SpanIds
+from ..health import HealthCounter, Signal, TelemetryHealth
+from ..span_ids import Ids, SpanIdCache, SpanIds
+from ..traces.export_guard import CleanTextCache
 
 __all__ = [
     "BufferedWriteLogger",

@@ -38,8 +38,8 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import generate_latest as _generate_openmetrics
 
-from .._terminal import encodable
-from .events import (
+from ..._terminal import encodable
+from ..events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
@@ -53,11 +53,11 @@ from .events import (
     ToolCall,
     ToolCallStart,
 )
-from .health import HealthCounter, Signal, TelemetryHealth
-from .span_ids import Ids, SpanIdCache, SpanIds
+from ..health import HealthCounter, Signal, TelemetryHealth
+from ..span_ids import Ids, SpanIdCache, SpanIds
 
 if TYPE_CHECKING:
-    from ..redaction import Redactor
+    from ...redaction import Redactor
 
 __all__ = [
     "APPROVAL_WAIT_BUCKETS",

@@ -35,11 +35,11 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.util.re import parse_env_headers
 
-from ..errors import ConfigError
-from .batching import BoundedBatchSpanProcessor
+from ...errors import ConfigError
+from ..batching import BoundedBatchSpanProcessor
+from ..health import TelemetryHealth
 from .deferred_spans import SpanIdHandoff
 from .export_guard import RedactingSpanExporter, TextRedactor
-from .health import TelemetryHealth
 from .otlp_json import OtlpJsonFileExporter
 from .tracing import ContentCapture
 

@@ -31,19 +31,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
-from .. import __version__
-from .batching import BoundedBatcher, half_queue
-from .deferred_spans import (
-    AddEvent,
-    Operation,
-    PendingSpan,
-    RootEnd,
-    SetAttribute,
-    SetAttributes,
-    SetStatus,
-    install_handoff,
-)
-from .events import (
+from ... import __version__
+from ..batching import BoundedBatcher, half_queue
+from ..events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
@@ -58,9 +48,19 @@ from .events import (
     ToolProgress,
     TurnOutcomeKind,
 )
-from .health import HealthCounter, Signal, TelemetryHealth
+from ..health import HealthCounter, Signal, TelemetryHealth
+from ..span_ids import Ids
+from .deferred_spans import (
+    AddEvent,
+    Operation,
+    PendingSpan,
+    RootEnd,
+    SetAttribute,
+    SetAttributes,
+    SetStatus,
+    install_handoff,
+)
 from .open_spans import OpenSpans, OpenTurn
-from .span_ids import Ids
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 

@@ -26,8 +26,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status
 from opentelemetry.util.types import AttributeValue
 
-from .._terminal import encodable
-from .health import HealthCounter, Signal, TelemetryHealth
+from ..._terminal import encodable
+from ..health import HealthCounter, Signal, TelemetryHealth
 
 __all__ = [
     "AttributeScrubber",
