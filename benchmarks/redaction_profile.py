@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.redaction import heldout
+from tests.redaction.corpus import mixed_payload
 from zeroclaw_obs.redaction import (
     Redactor,
     _redactor,
@@ -107,6 +108,8 @@ def main() -> int:
     redactor = Redactor()
     for record in dense[:200]:
         redactor.redact_text(record)  # warm the automata
+    clean = mixed_payload(args.seed, size)[0]
+    print(f"clean: {len(clean):,} records, {_mbps(redactor.redact_text, clean):.2f} MB/s")
     print(f"dense: {len(dense):,} records, {_mbps(redactor.redact_text, dense):.2f} MB/s")
     spent = _stages(redactor, dense)
     total = spent["total"]

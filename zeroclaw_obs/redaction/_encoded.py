@@ -45,7 +45,7 @@ class EncodedSecretRule:
     # (the top six bits of a byte 0x20–0x7E): a cheap shape that UUIDs and hex ids lack.
     trigger = r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{3}){5}"
     gated_alone = True
-    """Its counted run is searched on its own, not in the gate's set (see `Scanner._gated`)."""
+    """Its counted run is searched on its own, not in the gate's set (see `Scanner`)."""
     pii = False
 
     def __init__(self, priority: int) -> None:

@@ -371,7 +371,9 @@ class Redactor:
 
     def _text(self, text: str, counts: dict[str, int] | None) -> str:
         out, settled = self._text_once(text, counts)
-        return self._until_stable(text, out, counts, settled=settled)
+        if settled or out is text:  # clean text, or replacements apart from their neighbours
+            return out
+        return self._until_stable(text, out, counts, settled=False)
 
     def _until_stable(
         self, text: str, out: str, counts: dict[str, int] | None, *, settled: bool

@@ -389,6 +389,9 @@ class Scanner:
 
     __slots__ = ("_allow", "_allow_patterns", "_clip", "_gate", "_gate_match", "_protect")
     __slots__ += ("_alone", "_rules", "_set_rules")
+    # Gating: most triggers share the one set; a rule marked `gated_alone` has its own
+    # search (`_alone`), which stops at its first match: its trigger, a long counted run,
+    # multiplies the set's automaton states on dense text (measured: 3–4× the whole set).
 
     def __init__(
         self,
@@ -456,7 +459,16 @@ class Scanner:
             # Lone surrogates (from JSON `\ud800`) cannot be encoded; `?` keeps the length.
             text = utf8_safe(text)
             data = text.encode()
-        hits = range(len(self._rules) + 1) if ungated else self._gated(data)
+        if ungated:
+            hits: Sequence[int] = range(len(self._rules) + 1)
+        else:  # the gate, inline: on clean text this is the whole scan (see the slots above)
+            hits = self._gate_match(data)
+            if hits:
+                order = self._set_rules
+                hits = [order[i] for i in hits]
+            for index, match in self._alone:
+                if match(_UNANCHORED, data, 0, len(data))[0][0] >= 0:
+                    hits.append(index)
         if not hits:
             return []
         rules = self._rules
@@ -480,34 +492,23 @@ class Scanner:
             found = [c for c in found if not self._allowed(text[c[0] : c[1]])]
         return resolve(found, clip_below=self._clip) if found else found
 
-    def _gated(self, data: bytes) -> list[int]:
-        """The indexes of the rules whose trigger matches (`len(rules)`: a marker or receipt).
-
-        Most triggers share the one set; a rule marked `gated_alone` has its own search,
-        which stops at the first match: its trigger (a long counted run) multiplies the
-        set's automaton states on dense text (measured: 3–4× the whole gate's time).
-        """
-        hits = self._gate_match(data)
-        if hits:
-            order = self._set_rules
-            hits = [order[i] for i in hits]
-        for index, found in self._alone:
-            if found(data):
-                hits.append(index)
-        return hits
-
     def _allowed(self, value: str) -> bool:
         if value in self._allow:
             return True
         return any(p.fullmatch(value) is not None for p in self._allow_patterns)
 
 
-def _finder(regex: Any) -> Callable[[bytes], bool]:
-    """Whether `regex` matches somewhere in the bytes (one DFA pass, stopping at a match)."""
+def _finder(regex: Any) -> Callable[[Any, bytes, int, int], list[tuple[int, int]]]:
+    """`regex`'s compiled `Match` (one DFA pass that stops at the first match), or the same
+    through the public API: the span of the first match, `(-1, -1)` for none."""
     if _FAST:
-        match = regex._regexp.Match
-        return lambda data: match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
-    return lambda data: regex.search(data) is not None
+        return regex._regexp.Match  # type: ignore[no-any-return]
+
+    def match(_: Any, data: bytes, pos: int, end: int) -> list[tuple[int, int]]:
+        found = regex.search(data, pos, end)
+        return [(-1, -1) if found is None else found.span()]
+
+    return match
 
 
 def _blank(view: View, guarded: list[tuple[int, int]]) -> View:
