@@ -18,8 +18,8 @@ from zeroclaw_obs.observability.traces.tracer_setup import build_tracer_provider
 from zeroclaw_obs.observability.traces.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
 
-from ..conftest import make_replay
-from ..receivers import GrpcReceiver, HttpReceiver, decode
+from ...conftest import make_replay
+from ...receivers import GrpcReceiver, HttpReceiver, decode
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 EXPORT_TIMEOUT_S = 3.0

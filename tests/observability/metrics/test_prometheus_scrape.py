@@ -14,9 +14,9 @@ from prometheus_client import CollectorRegistry
 
 from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, serve_metrics
 
-from ..builders import HashSpanIds, mixed_turn
-from ..receivers import DEADLINE_S, poll, start_prometheus
-from ..system import free_port, stop, system_binary
+from ...builders import HashSpanIds, mixed_turn
+from ...receivers import DEADLINE_S, poll, start_prometheus
+from ...system import free_port, stop, system_binary
 
 
 class TestPrometheusScrape:

@@ -30,7 +30,7 @@ from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.traces.export_guard import CleanTextCache
 from zeroclaw_obs.redaction import Redactor
 
-from ..builders import (
+from ...builders import (
     DEPLOY,
     ECHO,
     SECRET,

@@ -38,7 +38,7 @@ from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks
 
-from ..builders import PlayedProvider, Traced, answer, build, http
+from ...builders import PlayedProvider, Traced, answer, build, http
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WEATHER = {

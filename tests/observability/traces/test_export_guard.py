@@ -25,7 +25,7 @@ from zeroclaw_obs.observability.traces.export_guard import (
 from zeroclaw_obs.observability.traces.otlp_json import encode_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
-from ..builders import RaisingExporter
+from ...builders import RaisingExporter
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 MASK = "[REDACTED:github_token]"

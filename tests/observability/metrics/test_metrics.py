@@ -22,7 +22,7 @@ from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 from zeroclaw_obs.redaction import Redactor
 
-from ..builders import (
+from ...builders import (
     DEPLOY,
     ECHO,
     SECRET,
@@ -36,7 +36,7 @@ from ..builders import (
     llm_response,
     mixed_turn,
 )
-from ..conftest import CountingRedactor
+from ...conftest import CountingRedactor
 
 
 def echo_rounds(count: int) -> dict[str, Any]:
