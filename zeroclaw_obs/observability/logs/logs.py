@@ -22,18 +22,10 @@ Risky parts:
 
 from __future__ import annotations
 
-import datetime
-import json
 import logging
-import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
-import structlog
-from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
-
-from ...redaction import Redactor
-from ..batching import BoundedBatcher, half_queue
 from ..events import (
     CALL_CANCELLED,
     AgentEnd,
@@ -52,7 +44,15 @@ from ..events import (
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
 from ..span_ids import Ids, SpanIdCache, SpanIds
-from ..traces.export_guard import CleanTextCache
+from .chain import (
+    BufferedWriteLogger,
+    QueuedLogger,
+    RedactingProcessor,
+    add_event_time,
+    build_logger,
+    build_processors,
+    route_stdlib_logging,
+)
 
 __all__ = [
     "BufferedWriteLogger",
@@ -65,378 +65,20 @@ __all__ = [
     "route_stdlib_logging",
 ]
 
+
 _TOOL_LEVELS = {ToolOutcome.ERROR: logging.WARNING, ToolOutcome.INTERRUPTED: logging.WARNING}
+
+
 _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR: logging.ERROR}
+
+
 _LOOP_LEVELS = {"abort": logging.ERROR}
+
+
 _MAX_OPEN_CHATS = 4096
+
+
 _LLM_FAILURE_LEVELS = {CALL_CANCELLED: logging.WARNING}
-
-_PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
-"""Candidate values for the key-set probe (see `RedactingProcessor._flat`)."""
-_PLAIN_SCALARS = frozenset({float, bool, type(None)})
-"""Field types `redact_value` passes through whatever their key (the key set is checked)."""
-_CARD = 10**12
-"""Integers this long or longer are read as text by `redact_value` (a card number)."""
-
-
-class RedactingProcessor:
-    """Run the runtime's `Redactor` over every string of the event dict, at any depth.
-
-    Covers the `event` text, every field value (recursively through dicts, lists and tuples),
-    dict keys, and whole values under sensitive keys (`password=…`, `authorization=…`), as
-    `Redactor.redact_value` does. structlog's bookkeeping (`_record`, `_from_structlog`) passes
-    untouched for `ProcessorFormatter` to remove.
-
-    Where it must sit: last before the renderer, after `format_exc_info` and every other
-    processor that adds text, so that fields added late (the formatted exception and its stack
-    trace, timestamps, logger names) are scrubbed too. A processor placed after it could add
-    text that no one redacts. Objects the renderer cannot encode are scrubbed by
-    `render_fallback`, which the JSON renderer calls for them.
-
-    How it stays cheap: a flat record (string, number, boolean and null fields) is scrubbed
-    field by field with `redact_text`, which is what `redact_value` does to it once the
-    record's set of keys is known to hold no sensitive key and no key pair whose masking
-    depends on the other's value (`name="DB_PASSWORD", value=…`): each new set of keys is
-    asked once, by a probe through `redact_value` itself. Strings the redactor left unchanged
-    are remembered (`CleanTextCache`: bounded, never a string that changed), so the event
-    name, levels, ids, tool names and outcomes that repeat on every line cost a lookup.
-    Anything else (a container, an object, an integer long enough to be a card number, a key
-    set that failed the probe) goes through `redact_value` whole, as before.
-
-    Args:
-        redactor: the runtime's one redactor.
-        clean_text: the memory of clean strings, to share with the span guard (a string one
-            surface scanned is not scanned again by the other); a new one when None.
-        max_key_sets: the bound on remembered key sets; the memory is emptied when it is reached.
-    """
-
-    def __init__(
-        self,
-        redactor: Redactor,
-        *,
-        clean_text: CleanTextCache | None = None,
-        max_key_sets: int = 256,
-    ) -> None:
-        self._redact_value = redactor.redact_value
-        self._redact_text = redactor.redact_text
-        self._clean = clean_text if clean_text is not None else CleanTextCache(redactor)
-        self._flat_key_sets: dict[tuple[str, ...], bool] = {}
-        self._max_key_sets = max_key_sets
-        self._probe = _probe_value(redactor)
-
-    def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        if type(event_dict) is not dict or not self._flat(tuple(event_dict)):
-            return self._whole(event_dict)
-        redact = self._clean.redact_text
-        scrubbed: EventDict | None = None
-        for key, value in event_dict.items():
-            kind = type(value)
-            if kind is str:
-                redacted = redact(value)
-                if redacted != value:
-                    if scrubbed is None:
-                        scrubbed = dict(event_dict)  # never mutate the caller's dict
-                    scrubbed[key] = redacted
-            elif kind not in _PLAIN_SCALARS and not (kind is int and -_CARD < value < _CARD):
-                return self._whole(event_dict)
-        return event_dict if scrubbed is None else scrubbed
-
-    def _whole(self, event_dict: EventDict) -> EventDict:
-        redacted: EventDict = self._redact_value(event_dict)
-        return redacted
-
-    def _flat(self, keys: tuple[str, ...]) -> bool:
-        """Whether `redact_value` over a record with these keys is a pass over each value.
-
-        Asked once per key set: every key must be a string `redact_value` keeps as it is and
-        none may mask a value, even when every value is the name of a sensitive key (the
-        probe) and so could make a sibling sensitive. Without a probe the answer is no.
-        """
-        known = self._flat_key_sets.get(keys)
-        if known is not None:
-            return known
-        flat = self._probe is not None and all(type(key) is str for key in keys)
-        if flat:
-            probe = dict.fromkeys(keys, self._probe)
-            flat = self._redact_value(probe) == probe
-        if len(self._flat_key_sets) >= self._max_key_sets:
-            self._flat_key_sets.clear()  # the bound
-        self._flat_key_sets[keys] = flat
-        return flat
-
-    def render_fallback(self, obj: object) -> Any:
-        """Encode an object JSON cannot: structlog's `__structlog__` or its `repr`, redacted.
-
-        Pass it as the renderer's `default`; a `repr` may hold a URL with credentials.
-        """
-        hook = getattr(obj, "__structlog__", None)
-        value = hook() if callable(hook) else repr(obj)
-        if isinstance(value, str):
-            return self._redact_text(value)
-        return self._redact_value(value)
-
-
-def _probe_value(redactor: Redactor) -> str | None:
-    """A value for the key-set probe: the name of a sensitive key that the redactor masks.
-
-    The probe must see every mask a key set can cause, so its value must itself be masked
-    under a sensitive key (an operator's allowlist could spare it) and make a sibling
-    sensitive when it names one. None when no candidate qualifies: no key set is then flat.
-    """
-    for candidate in _PROBES:
-        if redactor.is_sensitive_key(candidate):
-            masked = redactor.redact_value({candidate: candidate})
-            if candidate in masked and masked[candidate] != candidate:
-                return candidate
-    return None
-
-
-class BufferedWriteLogger(structlog.WriteLogger):
-    """structlog's `WriteLogger`, without a flush after every line.
-
-    A flush per line is a system call per lifecycle fact on the turn's path. Lines go to the
-    stream as they come, in order, under the same per-stream lock as `WriteLogger` (so a stdlib
-    handler writing to the same stream cannot split a line), and reach the file when the
-    stream's own buffer fills, when a line is a warning or worse, when `flush_interval_s` has
-    passed since the last flush, and whenever `flush` is called: `LogObserver` flushes at the
-    end of every turn and `Telemetry.shutdown` at exit. A process killed outright loses at
-    most the lines of the last interval.
-
-    Args:
-        file: where lines go (default: `sys.stdout`).
-        flush_interval_s: the longest a line waits in the stream's buffer while lines come.
-    """
-
-    def __init__(self, file: TextIO | None = None, *, flush_interval_s: float = 1.0) -> None:
-        super().__init__(file)
-        self._interval = flush_interval_s
-        self._next_flush = time.monotonic() + flush_interval_s
-
-    def msg(self, message: str) -> None:
-        """Write `message` as one line; flush only when the interval has passed."""
-        with self._lock:
-            self._write(message + "\n")
-            if time.monotonic() >= self._next_flush:
-                self._flush_locked()
-
-    def flush(self) -> None:
-        """Hand every written line to the stream's file now."""
-        with self._lock:
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        self._flush()
-        self._next_flush = time.monotonic() + self._interval
-
-    def msg_and_flush(self, message: str) -> None:
-        """Write `message` as one line and flush: a warning or worse does not wait."""
-        with self._lock:
-            self._write(message + "\n")
-            self._flush_locked()
-
-    log = debug = info = msg
-    warn = warning = fatal = failure = err = error = critical = exception = msg_and_flush
-
-
-_UTC = datetime.UTC
-
-
-def add_event_time(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-    """Write `timestamp` as ISO 8601 UTC (`…T12:00:00.000001Z`): when the line was logged.
-
-    A float `timestamp` is that moment (`QueuedLogger` sets it on the caller's thread, so a
-    line written later by the worker still says when it happened); anything else is replaced
-    by now. It runs after redaction: it writes only digits formatted from a number, and a
-    unique string per line would only evict useful entries from the clean-text memory.
-    """
-    when = event_dict.get("timestamp")
-    moment = (
-        datetime.datetime.fromtimestamp(when, _UTC)
-        if type(when) is float
-        else datetime.datetime.now(_UTC)
-    )
-    event_dict["timestamp"] = moment.isoformat().replace("+00:00", "Z")
-    return event_dict
-
-
-def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
-    """Level, exception text, redaction, then the time: everything up to the renderer.
-
-    Every processor that adds free text (`format_exc_info`: the message and stack trace) runs
-    before `redacting`; after it only `add_event_time`, which writes a formatted number.
-    """
-    return [
-        structlog.processors.add_log_level,
-        structlog.processors.format_exc_info,
-        redacting,
-        add_event_time,
-    ]
-
-
-def _json(redacting: RedactingProcessor) -> structlog.processors.JSONRenderer:
-    # What `json.dumps(event_dict, default=…)` writes, with the encoder built once instead of
-    # once per line.
-    encode = json.JSONEncoder(default=redacting.render_fallback).encode
-    return structlog.processors.JSONRenderer(serializer=lambda event_dict, **_: encode(event_dict))
-
-
-def build_processors(
-    redactor: Redactor, *, clean_text: CleanTextCache | None = None
-) -> list[Processor]:
-    """The chain of our own records: level, ISO UTC timestamp, exception text, redaction, JSON.
-
-    Args:
-        redactor: the runtime's one redactor.
-        clean_text: a memory of clean strings shared with the span guard (see
-            `RedactingProcessor`).
-
-    Returns:
-        A new list: ..., `RedactingProcessor`, `add_event_time`, `JSONRenderer`.
-    """
-    redacting = RedactingProcessor(redactor, clean_text=clean_text)
-    return [*_pre_render(redacting), _json(redacting)]
-
-
-def build_logger(
-    *,
-    redactor: Redactor,
-    stream: TextIO,
-    level: int = logging.INFO,
-    clean_text: CleanTextCache | None = None,
-) -> FilteringBoundLogger:
-    """A JSON-lines structlog logger writing to `stream`, built without global configuration.
-
-    Records below `level` are dropped before any processor runs. Lines are written through a
-    `BufferedWriteLogger`: flush `stream` to see the latest info lines in its file at once.
-
-    Args:
-        redactor: the runtime's one redactor (see `RedactingProcessor`).
-        stream: where lines go, one JSON object per line.
-        level: the least severe stdlib level written.
-        clean_text: a memory of clean strings shared with the span guard (see
-            `RedactingProcessor`).
-    """
-    wrapper = structlog.make_filtering_bound_logger(level)
-    processors = build_processors(redactor, clean_text=clean_text)
-    return wrapper(BufferedWriteLogger(stream), processors, {})
-
-
-def route_stdlib_logging(
-    redactor: Redactor,
-    stream: TextIO,
-    level: int = logging.INFO,
-    *,
-    logger: logging.Logger | None = None,
-) -> logging.Handler:
-    """Send stdlib records (from libraries) through the same redacting chain, as JSON lines.
-
-    Attaches a handler with structlog's `ProcessorFormatter` to `logger` (default: the root
-    logger). Its `foreign_pre_chain` is our chain up to and including `RedactingProcessor`,
-    plus the logger name first; after it only the removal of structlog's bookkeeping keys and
-    the renderer run. The logger's own level is left alone: it still filters first.
-
-    Args:
-        redactor: the runtime's one redactor.
-        stream: where lines go.
-        level: the handler's level.
-        logger: the stdlib logger to attach to; the root logger when None.
-
-    Returns:
-        The handler; `logger.removeHandler(handler)` undoes the change.
-    """
-    redacting = RedactingProcessor(redactor)
-    formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[structlog.stdlib.add_logger_name, *_pre_render(redacting)],
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _json(redacting)],
-    )
-    handler = logging.StreamHandler(stream)
-    handler.setLevel(level)
-    handler.setFormatter(formatter)
-    (logger or logging.getLogger()).addHandler(handler)
-    return handler
-
-
-class QueuedLogger:
-    """Log lines leave the turn's path: `log` queues them, a worker thread writes them.
-
-    `log(level, event, **fields)` keeps the time (a float `timestamp`, see `add_event_time`)
-    and appends the line to a `BoundedBatcher`; the worker calls the wrapped structlog logger,
-    whose processors (redaction, JSON) and write then run on the worker thread, and flushes
-    its stream after each batch. The fields dict becomes the queue's: don't reuse it.
-
-    Args:
-        logger: a structlog logger (see `build_logger`).
-        health: where dropped lines are counted (`signal="logs"`).
-        level: lines below this stdlib level are not queued at all.
-        flush: called after each written batch (e.g. the stream's `flush`).
-        max_queue_size: the most lines waiting; more are dropped and counted.
-        max_export_batch_size: the most lines per batch; a full batch wakes the worker.
-        schedule_delay_s: the longest a line waits while no batch fills.
-
-    The batch size and delay are the OpenTelemetry log SDK's `BatchLogRecordProcessor`
-    defaults (512 lines, 1 s); the queue is four times theirs, since a turn of 500 calls logs
-    about 1,000 lines in a burst. Unlike theirs, a full batch does not wake the worker: only
-    half a queue does (memory), besides the delay and the end of every turn (`wake`). The
-    worker's redaction calls into RE2, which releases the GIL, so a worker rendering while a
-    busy turn runs hands the GIL back and forth with it — a context switch per line — and
-    slows the turn by more than the work itself.
-    """
-
-    def __init__(
-        self,
-        logger: Any,
-        *,
-        health: TelemetryHealth,
-        level: int = logging.INFO,
-        flush: Callable[[], None] | None = None,
-        max_queue_size: int = 8192,
-        max_export_batch_size: int = 512,
-        schedule_delay_s: float = 1.0,
-    ) -> None:
-        self._logger = logger
-        self._health = health
-        self._level = level
-        self._flush = flush
-        self._batcher: BoundedBatcher[tuple[int, str, dict[str, Any]]] = BoundedBatcher(
-            self._write,
-            signal=Signal.LOGS,
-            health=health,
-            max_queue_size=max_queue_size,
-            max_export_batch_size=max_export_batch_size,
-            schedule_delay_s=schedule_delay_s,
-            wake_at=half_queue(max_queue_size, max_export_batch_size),
-        )
-
-    def log(self, level: int, event: str, **fields: Any) -> None:
-        """Queue one line (or drop and count it). Never blocks or raises."""
-        if level < self._level:
-            return
-        fields["timestamp"] = time.time()
-        self._batcher.emit((level, event, fields))
-
-    def wake(self) -> None:
-        """Have the worker write what is queued now (the end of a turn), without waiting."""
-        self._batcher.wake()
-
-    def force_flush(self, timeout_s: float) -> bool:
-        """Write everything queued; wait at most `timeout_s`. True when done in time."""
-        return self._batcher.force_flush(timeout_s)
-
-    def shutdown(self, timeout_s: float) -> bool:
-        """Write what is queued and stop the worker within `timeout_s`; the rest is counted."""
-        return self._batcher.shutdown(timeout_s)
-
-    def _write(self, batch: list[tuple[int, str, dict[str, Any]]]) -> bool:
-        log = self._logger.log
-        for level, event, fields in batch:
-            try:
-                log(level, event, **fields)
-            except Exception:
-                # One bad line (an object whose repr raises, a closed stream) costs that line.
-                self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
-        if self._flush is not None:
-            self._flush()
-        return True
 
 
 class LogObserver:
