@@ -393,6 +393,14 @@ class TestRedactor:
                 "call 555-123-4567-1//0" + "Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7Ab6",
                 "call [REDACTED:phone_number]-[REDACTED:google_oauth]",
             ),
+            (  # a phone number's run crosses a space: the rescan is not skipped there
+                "call +1 555 123 4567 1//0" + "Xa9Bc8De7Fg6Hi5Jk4Lm3No2Pq1Rs0Tu9Vw8Yz7Ab6",
+                "call [REDACTED:phone_number] [REDACTED:google_oauth]",
+            ),
+            (  # a generic token's run crosses `=` into a token another rule replaces
+                "token: Xk9vL2mQ8rT5wY3zA7bCq1=AKIAIOSFODNN7EXAMPLF",
+                "token: [REDACTED:generic_secret][REDACTED:aws_access_key_id]",
+            ),
         ],
     )
     def test_a_rule_that_needs_its_neighbour_replaced_fires_on_the_first_pass(

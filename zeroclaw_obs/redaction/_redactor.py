@@ -71,9 +71,14 @@ _WHOLE_PROTECTED = re.compile(
 )
 _MAX_PASSES = 4
 """Rescans of a redacted text at most (`Redactor._until_stable`); one is almost always enough."""
-_APART = frozenset(" \t\r\n\f\v\xa0\0\"'`=,;&|()<>[]{}!")
+_APART = frozenset("\t\r\n\f\v\0\"'`,;&|<>[]{}!")
 """Characters that keep a replaced span apart from its neighbours: no rule reads a run of
 token characters across them, so a marker there changes no other rule's decision."""
+_PHONE_RUN = frozenset(" ()")
+"""Apart unless a digit-like run goes on past them: a phone number's run crosses them."""
+_PHONE_CHARS = frozenset("0123456789 ().-+")
+_GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=.~-")
+"""The characters of `generic_secret`'s value run, which crosses `=`."""
 _ESCAPED = frozenset("nrt\"'")
 """What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
 _JOIN = "\n\0\n"
@@ -433,11 +438,37 @@ def _apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
     size = len(shadow)
     for span in spans:
         start, end = span[0], span[1]
-        if start > 0 and shadow[start - 1] not in _APART and not _escaped_before(shadow, start):
+        if start > 0 and not _apart_before(shadow, start):
             return False
-        if end < size and shadow[end] not in _APART and not _escape_at(shadow, end):
+        if end < size and not _apart_after(shadow, end):
             return False
     return True
+
+
+def _apart_before(text: str, start: int) -> bool:
+    before = text[start - 1]
+    if before in _APART:
+        return True
+    if before in _PHONE_RUN:
+        return start < 2 or text[start - 2] not in _PHONE_CHARS
+    if before == "=":
+        # `password=…`: a run of `generic_secret` (20 characters at least) could only have
+        # come from the left across the `=`; a short word there cannot make one.
+        run, at = 0, start - 2
+        while at >= 0 and text[at] in _GENERIC_RUN and run < 19:
+            run += 1
+            at -= 1
+        return run < 19
+    return _escaped_before(text, start)
+
+
+def _apart_after(text: str, end: int) -> bool:
+    after = text[end]
+    if after in _APART or after == "=":  # a run from the left would have to cross the span
+        return True
+    if after in _PHONE_RUN:
+        return text[end + 1 : end + 2] not in _PHONE_CHARS or end + 1 == len(text)
+    return _escape_at(text, end)
 
 
 def _escape_at(text: str, at: int) -> bool:

@@ -270,6 +270,9 @@ _PLACEHOLDER_WORDS = frozenset(
 )
 
 
+_MASK_CHARS = frozenset("*xX•#.-_?")
+
+
 def is_placeholder(value: str) -> bool:
     """Whether a value under a sensitive key is clearly not a secret.
 
@@ -282,7 +285,7 @@ def is_placeholder(value: str) -> bool:
         return False  # a reference or a mask is short; a long value is data
     if not v or v.lower() in _PLACEHOLDER_WORDS:
         return True
-    if set(v) <= set("*xX•#.-_?"):
+    if _MASK_CHARS.issuperset(v):
         return True
     if v.startswith(("${", "{{", "%(", "<")) and v.endswith(("}", "}}", ")s", ">")):
         return True
@@ -346,7 +349,10 @@ def is_code_reference(value: str, following: str) -> bool:
             return True
         if value.lower() in _TYPE_NAMES:
             return True
-    return set(value) <= set(")]};,'\"")
+    return _CLOSERS.issuperset(value)
+
+
+_CLOSERS = frozenset(")]};,'\"")
 
 
 def _is_identifier_path(value: str) -> bool:
@@ -430,6 +436,8 @@ def _inside_arn(text: str, at: int) -> bool:
     """Whether position `at` lies inside a word (no space, quote or `=` before it) that
     starts with `arn:`; looks back a bounded window only."""
     window = text[max(0, at - 160) : at]
+    if "arn:" not in window:
+        return False  # the common case, without a search per delimiter
     cut = max(window.rfind(c) for c in " \t\r\n\"'=(,;")
     return window[cut + 1 :].startswith("arn:")
 
