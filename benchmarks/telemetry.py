@@ -573,13 +573,13 @@ Component = tuple[str, str, tuple[str, ...]]
 
 # (label, end of the file's path, function names): where the time goes, cumulative.
 _COMPONENTS: tuple[Component, ...] = (
-    ("MultiObserver.on_event (all observers)", "observability/observer.py", ("on_event",)),
+    ("TelemetryChain.on_event (all observers)", "observability/chain.py", ("on_event",)),
     ("  SpanObserver.on_event", "observability/traces/tracing.py", ("on_event",)),
-    ("  MetricsObserver.on_event", "observability/metrics/metrics.py", ("on_event",)),
-    ("  LogObserver.on_event (structlog chain + write)", "observability/logs/logs.py", ("on_event",)),
-    ("    RedactingProcessor (log redaction)", "observability/logs/logs.py", ("__call__",)),
+    ("  MetricsObserver.record", "observability/metrics/metrics.py", ("record",)),
+    ("  LogObserver.record (structlog chain + write)", "observability/logs/logs.py", ("record",)),
+    ("    RedactingProcessor (log redaction)", "observability/logs/chain.py", ("__call__",)),
     ("    JSONRenderer (log JSON)", "structlog/processors.py", ("__call__",)),
-    ("  TraceTreeObserver.on_event", "observability/trace_tree.py", ("on_event",)),
+    ("  TraceTreeObserver.record", "observability/trace_tree.py", ("record",)),
     ("results.open: redact args, ToolCallStart", "turn/results.py", ("open",)),
     ("results.close: receipt, redact result, ToolCall", "turn/results.py", ("close",)),
     ("  receipt (HMAC)", "zeroclaw_obs/receipts.py", ("generate",)),

@@ -19,8 +19,11 @@ from zeroclaw_obs.errors import (
     ProviderError,
     ProviderHTTPError,
 )
+from zeroclaw_obs.observability.chain import TelemetryChain
 from zeroclaw_obs.observability.events import (
+    ApprovalDecision,
     Correlation,
+    EventIds,
     LlmResponse,
 )
 from zeroclaw_obs.observability.health import TelemetryHealth
@@ -186,7 +189,15 @@ def mixed_turn(**config: Any) -> dict[str, Any]:
 
 
 class HashSpanIds:
-    """Deterministic span ids: the trace id hashes the turn id, the span id the call id."""
+    """Deterministic span ids: the trace id hashes the turn id, the span id the call id (the
+    root's is the hash of `root`). A span step for `TelemetryChain`: tool events (and a loop
+    detection on a call) belong to the call's span, every other event to the root."""
+
+    def record(self, event: Any) -> EventIds:
+        turn = event.correlation.turn_id
+        call = None if isinstance(event, ApprovalDecision) else getattr(event, "tool_call_id", None)
+        span = self.ids_for(turn, call) if call else None
+        return EventIds(self.ids_for(turn), span)
 
     def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
         return self.trace_id(turn_id), self.span_id(tool_call_id)
@@ -350,3 +361,8 @@ TEXT = st.lists(
     ),
     max_size=12,
 ).map("".join)
+
+
+def chained(spans: Any, *signals: Any) -> TelemetryChain:
+    """The telemetry chain as the runtime builds it: `spans` first, then every signal."""
+    return TelemetryChain(spans, signals)

@@ -17,6 +17,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as text_families
 
+from zeroclaw_obs.observability.chain import TelemetryChain
+from zeroclaw_obs.observability.events import EventIds
 from zeroclaw_obs.observability.health import HealthCounter, Signal, TelemetryHealth
 from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, render_metrics
 
@@ -85,8 +87,9 @@ class FixedSpanIds:
 
     TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 
-    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str]:
-        return self.TRACE_ID, "b7ad6b7169203331"
+    def record(self, event: Any) -> EventIds:
+        ids = (self.TRACE_ID, "b7ad6b7169203331")
+        return EventIds(ids, ids)
 
 
 @pytest.fixture
@@ -96,7 +99,7 @@ async def exposition(run_scenario) -> dict[str, Any]:
     registry = CollectorRegistry()
     health = TelemetryHealth()
     health.increment(HealthCounter.DROPPED, Signal.TRACES)
-    observer = MetricsObserver(registry, span_ids=FixedSpanIds(), health=health)
+    observer = TelemetryChain(FixedSpanIds(), [MetricsObserver(registry, health=health)])
     await run_scenario(EVERY_METRIC_TURN, observer=observer)
     text = render_metrics(registry, openmetrics=False).decode()
     labels: dict[str, set[str]] = {}

@@ -16,12 +16,15 @@ from typing import Any
 
 __all__ = [
     "CALL_CANCELLED",
+    "NO_IDS",
     "AgentEnd",
     "AgentStart",
     "ApprovalDecision",
     "ApprovalSurface",
     "Correlation",
     "Decision",
+    "EventIds",
+    "Ids",
     "LlmRequest",
     "LlmResponse",
     "LoopDetection",
@@ -59,6 +62,31 @@ class TurnOutcomeKind(StrEnum):
     ABORTED = "aborted"
     MAX_ITERATIONS = "max_iterations"
     ERROR = "error"
+
+
+Ids = tuple[str, str]
+"""(trace_id as 32 lowercase hex, span_id as 16 lowercase hex) of one exported span."""
+
+
+@dataclass(frozen=True, slots=True)
+class EventIds:
+    """Which spans an observer event belongs to, as the span step of the telemetry chain
+    (`observability/chain.py`) says: metrics exemplars and log lines carry these ids."""
+
+    root: Ids | None = None
+    """The turn's root span (`invoke_agent`); None when unknown or not sampled."""
+    span: Ids | None = None
+    """The span the event describes: its `chat` (`llm_*`), `execute_tool` (tool events, a
+    loop detection on a call), `await_approval` (a decision), else the root."""
+
+    @property
+    def own(self) -> Ids | None:
+        """The event's own span, else the root."""
+        return self.span if self.span is not None else self.root
+
+
+NO_IDS = EventIds()
+"""No tracing side, or nothing known."""
 
 
 class Decision(StrEnum):

@@ -27,10 +27,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
 
 from ..redaction import Redactor
+from .chain import SignalObserver, TelemetryChain
 from .health import TelemetryHealth
 from .logs.logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
 from .metrics.metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
-from .observer import MultiObserver, Observer
+from .observer import Observer
 from .progress import ProgressObserver
 from .trace_tree import TraceTreeObserver
 from .traces.export_guard import CleanTextCache
@@ -88,7 +89,7 @@ class TelemetryOptions:
 class Telemetry:
     """The process's telemetry; `observer` is what the engine reports to."""
 
-    observer: MultiObserver
+    observer: TelemetryChain
     registry: CollectorRegistry
     health: TelemetryHealth
     tree: TraceTreeObserver | None = None
@@ -249,6 +250,7 @@ def setup_telemetry(
         env=options.env,
     )
     span_observer = None
+    signals: list[SignalObserver] = []
     observers: list[Observer] = []
     if provider is not None:
         span_observer = SpanObserver(
@@ -257,23 +259,19 @@ def setup_telemetry(
             capture_messages=options.capture_messages or message_capture_from_env(options.env),
             health=health,
         )
-        observers.append(span_observer)
     registry = CollectorRegistry(auto_describe=True)
     metrics = MetricsObserver(
         registry,
-        span_ids=span_observer,
         known_tools=known_tools,
         health=health,
         redactor=redactor,
     )
-    observers.append(metrics)
+    signals.append(metrics)
     log_handler = log_queue = None
     if options.logs is not None:
         logger = build_logger(redactor=redactor, stream=options.logs, clean_text=clean_text)
         log_queue = QueuedLogger(logger, health=health, flush=options.logs.flush)
-        observers.append(
-            LogObserver(log_queue, span_ids=span_observer, flush=log_queue.wake, health=health)
-        )
+        signals.append(LogObserver(log_queue, flush=log_queue.wake, health=health))
         # The handler takes INFO, but libraries' loggers stay at the root's WARNING: only a
         # logger set to INFO on purpose reaches the file. Ours for MCP servers' stderr is one
         # (`tools/mcp_session.py`: each line, redacted, at INFO).
@@ -285,13 +283,14 @@ def setup_telemetry(
         observers.append(ProgressObserver(options.progress))
     tree = None
     if options.trace_tree:
-        tree = TraceTreeObserver(span_observer)
-        observers.append(tree)
+        tree = TraceTreeObserver()
+        signals.append(tree)
     server = None
     if options.metrics_port is not None:
         server = serve_metrics(registry, host=options.metrics_host, port=options.metrics_port)
     return Telemetry(
-        observer=MultiObserver(observers),
+        # One ordered chain: the span step first, its ids to every signal (`chain.py`).
+        observer=TelemetryChain(span_observer, signals, observers),
         registry=registry,
         health=health,
         tree=tree,

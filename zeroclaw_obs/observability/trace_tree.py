@@ -23,30 +23,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from .._terminal import printable
 from .events import (
+    NO_IDS,
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    EventIds,
     LlmResponse,
     LoopDetection,
     ObserverEvent,
     ToolCall,
 )
 
-__all__ = ["SpanIdSource", "TraceTreeObserver"]
+__all__ = ["TraceTreeObserver"]
 
 MAX_TURNS = 64
-
-
-class SpanIdSource(Protocol):
-    """Anything that maps a turn (and call) to exported (trace_id, span_id)."""
-
-    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
-        """The exported ids, or None."""
-        ...
 
 
 @dataclass
@@ -73,12 +67,11 @@ class _Turn:
 class TraceTreeObserver:
     """Collects turns from observer events; `render()` draws them. Never raises."""
 
-    def __init__(self, span_ids: SpanIdSource | None = None) -> None:
-        self._span_ids = span_ids
+    def __init__(self) -> None:
         self._turns: dict[str, _Turn] = {}
         # By exact type, like the other observers: the events the tree ignores (a tool call's
         # start, a provider request) cost one lookup.
-        self._handlers: dict[type, Callable[[Any, _Turn], None]] = {
+        self._handlers: dict[type, Callable[[Any, _Turn, EventIds], None]] = {
             LlmResponse: self._on_llm_response,
             ToolCall: self._on_tool_call,
             ApprovalDecision: self._on_approval,
@@ -87,12 +80,17 @@ class TraceTreeObserver:
         }
 
     def on_event(self, event: ObserverEvent) -> None:
+        """Draw `event` (without the trace id: that comes with `record`)."""
+        self.record(event, NO_IDS)
+
+    def record(self, event: ObserverEvent, ids: EventIds) -> None:
+        """Draw `event`; the turn's header shows the trace id in `ids` (the chain's span step)."""
         try:
-            self._record(event)
+            self._record(event, ids)
         except Exception:  # a view must never break a turn
             return
 
-    def _record(self, event: ObserverEvent) -> None:
+    def _record(self, event: ObserverEvent, ids: EventIds) -> None:
         turn_id = event.correlation.turn_id
         if isinstance(event, AgentStart):
             if len(self._turns) >= MAX_TURNS:
@@ -102,9 +100,9 @@ class TraceTreeObserver:
         handler = self._handlers.get(type(event))
         turn = self._turns.get(turn_id) if handler is not None else None
         if handler is not None and turn is not None:
-            handler(event, turn)
+            handler(event, turn, ids)
 
-    def _on_llm_response(self, event: LlmResponse, turn: _Turn) -> None:
+    def _on_llm_response(self, event: LlmResponse, turn: _Turn, ids: EventIds) -> None:
         tokens = f"  {event.input_tokens}→{event.output_tokens} tokens"
         status = "" if event.success else f"  failed ({event.error_type or 'provider_error'})"
         retries = event.attempts - 1
@@ -117,10 +115,10 @@ class TraceTreeObserver:
             )
         )
 
-    def _on_tool_call(self, event: ToolCall, turn: _Turn) -> None:
+    def _on_tool_call(self, event: ToolCall, turn: _Turn, ids: EventIds) -> None:
         turn.iteration(event.iteration).lines.append((event.start_time_ns, _tool_line(event)))
 
-    def _on_approval(self, event: ApprovalDecision, turn: _Turn) -> None:
+    def _on_approval(self, event: ApprovalDecision, turn: _Turn, ids: EventIds) -> None:
         turn.iteration(event.iteration).lines.append(
             (
                 event.wait_start_ns,
@@ -129,15 +127,14 @@ class TraceTreeObserver:
             )
         )
 
-    def _on_loop_detection(self, event: LoopDetection, turn: _Turn) -> None:
+    def _on_loop_detection(self, event: LoopDetection, turn: _Turn, ids: EventIds) -> None:
         turn.iteration(event.iteration).lines.append(
             (event.time_ns, f"loop detection {event.kind} ({event.severity})")
         )
 
-    def _on_agent_end(self, event: AgentEnd, turn: _Turn) -> None:
+    def _on_agent_end(self, event: AgentEnd, turn: _Turn, ids: EventIds) -> None:
         turn_id = event.correlation.turn_id
-        ids = self._span_ids.ids_for(turn_id) if self._span_ids is not None else None
-        turn.trace_id = ids[0] if ids else None
+        turn.trace_id = ids.root[0] if ids.root else None
         trace = f"  trace {turn.trace_id}" if turn.trace_id else f"  turn {turn_id}"
         turn.header = (
             f"invoke_agent {turn.agent}  {event.duration_s:.2f}s  {event.outcome.value}  "

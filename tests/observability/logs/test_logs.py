@@ -26,7 +26,6 @@ from zeroclaw_obs.observability.logs.logs import (
     build_processors,
     route_stdlib_logging,
 )
-from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.traces.export_guard import CleanTextCache
 from zeroclaw_obs.redaction import Redactor
 
@@ -41,6 +40,7 @@ from ...builders import (
     answer,
     build,
     call,
+    chained,
     http,
     llm_response,
 )
@@ -103,23 +103,26 @@ def library_logger() -> Iterator[logging.Logger]:
     logger.propagate = propagate
 
 
-async def run_logged(run_scenario, stream, **kwargs: Any) -> tuple[Any, list[dict[str, Any]]]:
+async def run_logged(
+    run_scenario, stream, spans: Any = None, **kwargs: Any
+) -> tuple[Any, list[dict[str, Any]]]:
     logger = build_logger(redactor=Redactor(), stream=stream)
-    outcome, _ = await run_scenario(LIFECYCLE_TURN, observer=LogObserver(logger, **kwargs))
+    observer = chained(spans, LogObserver(logger, **kwargs))
+    outcome, _ = await run_scenario(LIFECYCLE_TURN, observer=observer)
     return outcome, lines(stream)
 
 
 class TestLogObserver:
     async def test_every_lifecycle_fact_has_its_event(self, run_scenario, stream):
         """Each DESIGN §3 event name is written, first in lifecycle order."""
-        _, records = await run_logged(run_scenario, stream, span_ids=HashSpanIds())
+        _, records = await run_logged(run_scenario, stream, spans=HashSpanIds())
         names = [r["event"] for r in records]
         assert EVENT_NAMES == sorted(set(names), key=names.index)
 
     async def test_every_event_carries_the_correlation_ids(self, run_scenario, stream):
         """Every line has trace and span ids, turn id, channel and agent; tool lines their call."""
         spans = HashSpanIds()
-        outcome, records = await run_logged(run_scenario, stream, span_ids=spans)
+        outcome, records = await run_logged(run_scenario, stream, spans=spans)
         for record in records:
             call_id = record.get("tool_call_id") if record["event"] in TOOL_EVENTS else None
             expected = {
@@ -208,10 +211,10 @@ class TestLogObserver:
         """`llm_request`, `llm_retry` and `llm_response` point at the call's exported chat span."""
         traced = Traced()
         logger = build_logger(redactor=Redactor(), stream=stream)
-        logs = LogObserver(logger, span_ids=traced.observer)
+        logs = LogObserver(logger)
         provider = PlayedProvider(http(503), answer())
         try:
-            await build(provider, observer=MultiObserver([traced.observer, logs])).run()
+            await build(provider, observer=chained(traced.observer, logs)).run()
             (chat,) = traced.named("chat")
         finally:
             traced.observer.shutdown(1.0)
@@ -225,11 +228,9 @@ class TestLogObserver:
     async def test_an_approval_line_carries_its_await_approval_span_ids(self, run_scenario, stream):
         """`approval_decision` points at the exported `await_approval` span, not the root."""
         traced = Traced()
-        logs = LogObserver(
-            build_logger(redactor=Redactor(), stream=stream), span_ids=traced.observer
-        )
+        logs = LogObserver(build_logger(redactor=Redactor(), stream=stream))
         try:
-            await run_scenario(LIFECYCLE_TURN, observer=MultiObserver([traced.observer, logs]))
+            await run_scenario(LIFECYCLE_TURN, observer=chained(traced.observer, logs))
             waits = traced.named("await_approval")
         finally:
             traced.observer.shutdown(1.0)

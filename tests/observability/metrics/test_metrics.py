@@ -10,6 +10,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from zeroclaw_obs.observability.chain import SpanStep
+from zeroclaw_obs.observability.events import EventIds
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.metrics.metrics import (
     LABEL_LIMIT,
@@ -19,7 +21,6 @@ from zeroclaw_obs.observability.metrics.metrics import (
     serve_metrics,
 )
 from zeroclaw_obs.observability.observer import MultiObserver
-from zeroclaw_obs.observability.span_ids import SpanIdCache, SpanIds
 from zeroclaw_obs.redaction import Redactor
 
 from ...builders import (
@@ -32,6 +33,7 @@ from ...builders import (
     answer,
     build,
     call,
+    chained,
     http,
     llm_response,
     mixed_turn,
@@ -52,8 +54,6 @@ def echo_rounds(count: int) -> dict[str, Any]:
     }
 
 
-
-
 class CountingHealth:
     """A health source whose drop counts the test changes between scrapes."""
 
@@ -70,7 +70,7 @@ class BrokenHealth:
 
 
 class BrokenSpanIds:
-    def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> tuple[str, str] | None:
+    def record(self, event: Any) -> EventIds:
         raise RuntimeError("tracer broke")
 
 
@@ -92,8 +92,6 @@ def openmetrics_exemplars(registry: CollectorRegistry, sample_name: str) -> list
         for sample in family.samples
         if sample.name == sample_name and sample.exemplar is not None
     ]
-
-
 
 
 class TestToolMetrics:
@@ -320,7 +318,7 @@ class TestExemplars:
         """The tool histogram and counter carry the trace id and span id of the tool span."""
         spans = HashSpanIds()
         outcome, _ = await run_scenario(
-            mixed_turn(), observer=MetricsObserver(registry, span_ids=spans)
+            mixed_turn(), observer=chained(spans, MetricsObserver(registry))
         )
         trace_id = spans.trace_id(outcome.turn_id)
         bucket = openmetrics_exemplars(registry, "zeroclaw_tool_duration_seconds_bucket")
@@ -333,7 +331,7 @@ class TestExemplars:
         """The LLM and turn histograms carry the ids of the turn's root span."""
         spans = HashSpanIds()
         outcome, _ = await run_scenario(
-            echo_rounds(1), observer=MetricsObserver(registry, span_ids=spans)
+            echo_rounds(1), observer=chained(spans, MetricsObserver(registry))
         )
         root = {"trace_id": spans.trace_id(outcome.turn_id), "span_id": spans.span_id(None)}
         assert [root] == openmetrics_exemplars(registry, "zeroclaw_turn_duration_seconds_bucket")
@@ -341,7 +339,7 @@ class TestExemplars:
 
     async def test_text_format_has_no_exemplars(self, run_scenario, registry):
         """The classic text format cannot carry exemplars, so it has none."""
-        await run_scenario(mixed_turn(), observer=MetricsObserver(registry, span_ids=HashSpanIds()))
+        await run_scenario(mixed_turn(), observer=chained(HashSpanIds(), MetricsObserver(registry)))
         assert "trace_id" not in render_metrics(registry, openmetrics=False).decode()
 
     async def test_without_span_ids_there_are_no_exemplars(self, run_scenario, registry):
@@ -350,51 +348,19 @@ class TestExemplars:
         assert [] == openmetrics_exemplars(registry, "zeroclaw_tool_calls_total")
 
     async def test_a_broken_tracer_costs_only_the_exemplar(self, run_scenario, registry):
-        """A `SpanIds` that raises leaves the metrics recorded, without exemplars."""
-        observer = MetricsObserver(registry, span_ids=BrokenSpanIds())
-        await run_scenario(mixed_turn(), observer=observer)
+        """A span step that raises leaves the metrics recorded, without exemplars."""
+        metrics = MetricsObserver(registry)
+        await run_scenario(mixed_turn(), observer=chained(BrokenSpanIds(), metrics))
         assert 1.0 == value(
             registry, "zeroclaw_tool_calls_total", tool="get_weather", outcome="success"
         )
-        assert 0 == observer.errors
+        assert 0 == metrics.errors
 
 
-class TestSpanIdCache:
-    def test_ids_outlive_the_source(self):
-        """Ids remembered at the opening are served after the source forgot them, then dropped."""
-        source = {("t1", "c1"): ("a" * 32, "b" * 16)}
-
-        class DictSpanIds:
-            def ids_for(self, turn_id, tool_call_id=None):
-                return source.get((turn_id, tool_call_id))
-
-        cache = SpanIdCache(DictSpanIds())
-        cache.remember("t1", "c1")
-        source.clear()
-        assert ("a" * 32, "b" * 16) == cache.lookup("t1", "c1")
-        assert ("a" * 32, "b" * 16) == cache.forget("t1", "c1")
-        assert None is cache.lookup("t1", "c1")
-
-    def test_forgetting_a_turn_drops_its_calls(self):
-        """Forgetting the turn drops the ids of its calls as well."""
-        ids = {None: ("a" * 32, "0" * 16), "c1": ("a" * 32, "1" * 16)}
-
-        class OnceSpanIds:
-            def __init__(self):
-                self.answers = dict(ids)
-
-            def ids_for(self, turn_id, tool_call_id=None):
-                return self.answers.pop(tool_call_id, None)
-
-        cache = SpanIdCache(OnceSpanIds())
-        cache.remember("t1")
-        cache.remember("t1", "c1")
-        cache.forget("t1")
-        assert None is cache.lookup("t1", "c1")
-
+class TestProtocols:
     def test_protocols(self):
-        """The test doubles satisfy the `SpanIds` and `HealthSource` protocols."""
-        assert isinstance(HashSpanIds(), SpanIds)
+        """The test doubles satisfy the `SpanStep` and `HealthSource` protocols."""
+        assert isinstance(HashSpanIds(), SpanStep)
         assert isinstance(CountingHealth(), HealthSource)
 
 
@@ -467,7 +433,7 @@ class TestServeMetrics:
         OpenMetrics with exemplars."""
         spans = HashSpanIds()
         outcome, _ = await run_scenario(
-            mixed_turn(), observer=MetricsObserver(registry, span_ids=spans)
+            mixed_turn(), observer=chained(spans, MetricsObserver(registry))
         )
         server = serve_metrics(registry)
         try:

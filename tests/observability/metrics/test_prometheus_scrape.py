@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, serve_metrics
 
-from ...builders import HashSpanIds, mixed_turn
+from ...builders import HashSpanIds, chained, mixed_turn
 from ...receivers import DEADLINE_S, poll, start_prometheus
 from ...system import free_port, stop, system_binary
 
@@ -25,7 +25,7 @@ class TestPrometheusScrape:
         system_binary("prometheus")
         registry = CollectorRegistry()
         spans = HashSpanIds()
-        observer = MetricsObserver(registry, span_ids=spans)
+        observer = chained(spans, MetricsObserver(registry))
         turn_ids = [(await run_scenario(mixed_turn(), observer=observer))[0].turn_id]
         turn_ids.append((await run_scenario(mixed_turn(), observer=observer))[0].turn_id)
         server = serve_metrics(registry)

@@ -28,10 +28,12 @@ from typing import Any
 
 from ..events import (
     CALL_CANCELLED,
+    NO_IDS,
     AgentEnd,
     AgentStart,
     ApprovalDecision,
     Correlation,
+    EventIds,
     LlmRequest,
     LlmResponse,
     LoopDetection,
@@ -43,7 +45,6 @@ from ..events import (
     TurnOutcomeKind,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
-from ..span_ids import Ids, SpanIdCache, SpanIds
 from .chain import (
     BufferedWriteLogger,
     QueuedLogger,
@@ -75,7 +76,6 @@ _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR:
 _LOOP_LEVELS = {"abort": logging.ERROR}
 
 
-_MAX_OPEN_CHATS = 4096
 
 
 _LLM_FAILURE_LEVELS = {CALL_CANCELLED: logging.WARNING}
@@ -86,12 +86,12 @@ class LogObserver:
 
     Every event carries `trace_id`, `span_id` (null when no tracing side is given or the span
     is unknown), `turn_id`, `channel` and `agent`; tool events add `tool_call_id` and `tool`.
-    Tool events take the ids of the tool span; `llm_*` events those of their `chat` span when
-    the tracing side answers `chat_ids_for` (the span observer does), else the root's;
-    `approval_decision` those of its `await_approval` span (`approval_ids_for`); the others
-    those of the turn's root span. Put the span observer before this one in the
-    `MultiObserver`. A provider request sent again is an `llm_retry` warning (`attempt`,
-    `error_type`, `status`, `wait_ms`) between the call's `llm_request` and `llm_response`.
+    The ids come from the span step of the telemetry chain (`record(event, ids)`): tool events
+    take their tool span's, `llm_*` their `chat` span's, `approval_decision` its
+    `await_approval` span's (each falling back to the root's), the others the root's;
+    `on_event` alone writes null ids. A provider request sent again is an `llm_retry` warning
+    (`attempt`, `error_type`, `status`, `wait_ms`) between the call's `llm_request` and
+    `llm_response`.
 
     Content: the redacted `arguments` and `result` of tool calls are written only with
     `capture_content=True`. Off by default: spans already carry the redacted content
@@ -100,7 +100,6 @@ class LogObserver:
 
     Args:
         logger: a structlog logger (see `build_logger`), or anything with its `log` method.
-        span_ids: the tracing side; None writes null ids.
         capture_content: add redacted `arguments` / `result` to tool events.
         flush: called after each `turn_end` line, so a turn's lines are in the file when it
             ends (`build_logger` does not flush info lines one by one); e.g. `stream.flush`.
@@ -112,7 +111,6 @@ class LogObserver:
         self,
         logger: Any,
         *,
-        span_ids: SpanIds | None = None,
         capture_content: bool = False,
         flush: Callable[[], None] | None = None,
         health: TelemetryHealth | None = None,
@@ -122,13 +120,8 @@ class LogObserver:
         self._health = health
         self._log = logger.log
         self._flush = flush
-        self._ids = SpanIdCache(span_ids)
-        self._chat_source = getattr(span_ids, "chat_ids_for", None)
-        self._approval_source = getattr(span_ids, "approval_ids_for", None)
-        self._chats: dict[tuple[str, int], Ids] = {}
-        """Ids of the open `chat` spans, from their request to their response."""
         self._capture = capture_content
-        self._handlers: dict[type, Callable[[Any], None]] = {
+        self._handlers: dict[type, Callable[[Any, EventIds], None]] = {
             AgentStart: self._on_agent_start,
             LlmRequest: self._on_llm_request,
             LlmResponse: self._on_llm_response,
@@ -141,12 +134,17 @@ class LogObserver:
         }
 
     def on_event(self, event: ObserverEvent) -> None:
-        """Log `event`. Never raises; blocks only as long as the logger's stream does."""
+        """Log `event` with null ids. Never raises."""
+        self.record(event, NO_IDS)
+
+    def record(self, event: ObserverEvent, ids: EventIds) -> None:
+        """Log `event` with the ids of its spans (the chain's span step). Never raises; blocks
+        only as long as the logger's stream does."""
         handler = self._handlers.get(type(event))
         if handler is None:
             return
         try:
-            handler(event)
+            handler(event, ids)
         except Exception:
             self.errors += 1
             if self._health is not None:
@@ -165,8 +163,8 @@ class LogObserver:
             **fields,
         }
 
-    def _on_agent_start(self, event: AgentStart) -> None:
-        ids = self._ids.remember(event.correlation.turn_id)
+    def _on_agent_start(self, event: AgentStart, event_ids: EventIds) -> None:
+        ids = event_ids.root
         fields = self._context(
             event.correlation,
             ids,
@@ -176,23 +174,8 @@ class LogObserver:
         )
         self._log(logging.INFO, "turn_start", **fields)
 
-    def _chat_ids(self, turn_id: str, iteration: int, *, opening: bool) -> Ids | None:
-        """The call's `chat` span ids (kept from its request), else the turn's root ids."""
-        key = (turn_id, iteration)
-        ids = self._chats.get(key)
-        if ids is None and opening and self._chat_source is not None:
-            try:
-                ids = self._chat_source(turn_id, iteration)
-            except Exception:
-                ids = None  # a broken tracer must not cost us the line
-            if ids is not None:
-                if len(self._chats) >= _MAX_OPEN_CHATS:
-                    self._chats.clear()  # the bound: calls whose turn died without an end
-                self._chats[key] = ids
-        return ids if ids is not None else self._ids.lookup(turn_id)
-
-    def _on_llm_request(self, event: LlmRequest) -> None:
-        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=True)
+    def _on_llm_request(self, event: LlmRequest, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -204,9 +187,8 @@ class LogObserver:
         )
         self._log(logging.INFO, "llm_request", **fields)
 
-    def _on_llm_response(self, event: LlmResponse) -> None:
-        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=False)
-        self._chats.pop((event.correlation.turn_id, event.iteration), None)
+    def _on_llm_response(self, event: LlmResponse, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -228,8 +210,8 @@ class LogObserver:
         level = logging.INFO if event.success else _LLM_FAILURE_LEVELS.get(event.error_type)
         self._log(level or logging.ERROR, "llm_response", **fields)
 
-    def _on_provider_attempt(self, event: ProviderAttempt) -> None:
-        ids = self._chat_ids(event.correlation.turn_id, event.iteration, opening=False)
+    def _on_provider_attempt(self, event: ProviderAttempt, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -243,8 +225,8 @@ class LogObserver:
         )
         self._log(logging.WARNING, "llm_retry", **fields)
 
-    def _on_tool_call_start(self, event: ToolCallStart) -> None:
-        ids = self._ids.remember(event.correlation.turn_id, event.tool_call_id)
+    def _on_tool_call_start(self, event: ToolCallStart, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -257,8 +239,8 @@ class LogObserver:
             fields["arguments"] = event.arguments
         self._log(logging.INFO, "tool_call_start", **fields)
 
-    def _on_tool_call(self, event: ToolCall) -> None:
-        ids = self._ids.forget(event.correlation.turn_id, event.tool_call_id)
+    def _on_tool_call(self, event: ToolCall, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -281,15 +263,8 @@ class LogObserver:
         level = _TOOL_LEVELS.get(event.outcome, logging.INFO)
         self._log(level, "tool_call_result", **fields)
 
-    def _on_approval(self, event: ApprovalDecision) -> None:
-        ids = None
-        if self._approval_source is not None:
-            try:
-                ids = self._approval_source(event.correlation.turn_id, event.tool_call_id)
-            except Exception:
-                ids = None  # a broken tracer must not cost us the line
-        if ids is None:
-            ids = self._ids.lookup(event.correlation.turn_id)
+    def _on_approval(self, event: ApprovalDecision, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -302,8 +277,8 @@ class LogObserver:
         )
         self._log(logging.INFO, "approval_decision", **fields)
 
-    def _on_loop_detection(self, event: LoopDetection) -> None:
-        ids = self._ids.lookup(event.correlation.turn_id, event.tool_call_id)
+    def _on_loop_detection(self, event: LoopDetection, event_ids: EventIds) -> None:
+        ids = event_ids.own
         fields = self._context(
             event.correlation,
             ids,
@@ -316,12 +291,8 @@ class LogObserver:
         )
         self._log(_LOOP_LEVELS.get(event.severity, logging.WARNING), "loop_detection", **fields)
 
-    def _on_agent_end(self, event: AgentEnd) -> None:
-        ids = self._ids.forget(event.correlation.turn_id)
-        if self._chats:  # a call the turn never closed (a scripted run out of responses)
-            turn_id = event.correlation.turn_id
-            for key in [key for key in self._chats if key[0] == turn_id]:
-                del self._chats[key]
+    def _on_agent_end(self, event: AgentEnd, event_ids: EventIds) -> None:
+        ids = event_ids.root
         fields = self._context(
             event.correlation,
             ids,

@@ -19,9 +19,8 @@ Risky parts:
   child is first created, so the per-event cost stays one dict lookup.
 - `on_event` runs on the turn's path. It only increments in-memory counters; it never blocks,
   and it never raises (a failure is counted in `errors`).
-- Exemplar ids come from the tracing side through the small `SpanIds` protocol. Tracing must see
-  each event before this observer does (put it first in the `MultiObserver`), and
-  `SpanIdCache` keeps the ids of open spans so they survive the span's end.
+- Exemplar ids come with each event from the span step of the telemetry chain
+  (`observability/chain.py`: `record(event, ids)`), which has seen the event first.
 """
 
 from __future__ import annotations
@@ -40,21 +39,21 @@ from prometheus_client.openmetrics.exposition import generate_latest as _generat
 
 from ..._terminal import encodable
 from ..events import (
+    NO_IDS,
     AgentEnd,
-    AgentStart,
     ApprovalDecision,
     ApprovalSurface,
     Decision,
+    EventIds,
+    Ids,
     LlmResponse,
     LoopDetection,
     LoopKind,
     LoopSeverity,
     ObserverEvent,
     ToolCall,
-    ToolCallStart,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
-from ..span_ids import Ids, SpanIdCache, SpanIds
 
 if TYPE_CHECKING:
     from ...redaction import Redactor
@@ -212,11 +211,11 @@ class MetricsObserver:
 
     Create one per registry: the metric names are registered in the constructor, and a second
     observer on the same registry raises `ValueError` (prometheus_client's duplicate check).
-    Put the span observer before this one in the `MultiObserver` so exemplars find their spans.
+    Fed by the telemetry chain (`record(event, ids)`): exemplars carry the ids it hands over;
+    `on_event` alone records without exemplars.
 
     Args:
         registry: where the metrics live; tests build a fresh one.
-        span_ids: the tracing side, for `trace_id`/`span_id` exemplars; None for no exemplars.
         known_tools: whether a name is a registered tool; names it rejects are labelled
             `unknown` (as are those the engine already marked `known_tool=False`).
         health: the export side's counters, for `zeroclaw_telemetry_dropped_total`; when it
@@ -234,7 +233,6 @@ class MetricsObserver:
         self,
         registry: CollectorRegistry,
         *,
-        span_ids: SpanIds | None = None,
         known_tools: Callable[[str], bool] | None = None,
         health: HealthSource | None = None,
         redactor: Redactor | None = None,
@@ -243,15 +241,12 @@ class MetricsObserver:
         self._shown = _label_shower(redactor)
         """Events that failed to record (never raised into the turn)."""
         self._health = health if isinstance(health, TelemetryHealth) else None
-        self._ids = SpanIdCache(span_ids)
         self._known_tools = known_tools
         self._build_metrics(registry)
         registry.register(DroppedTelemetryCollector(health))
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            AgentStart: self._on_agent_start,
+        self._handlers: dict[type, Callable[[Any, EventIds], None]] = {
             AgentEnd: self._on_agent_end,
             LlmResponse: self._on_llm_response,
-            ToolCallStart: self._on_tool_call_start,
             ToolCall: self._on_tool_call,
             ApprovalDecision: self._on_approval,
             LoopDetection: self._on_loop_detection,
@@ -318,12 +313,16 @@ class MetricsObserver:
         )
 
     def on_event(self, event: ObserverEvent) -> None:
-        """Record `event`. Never blocks or raises."""
+        """Record `event` without exemplars. Never blocks or raises."""
+        self.record(event, NO_IDS)
+
+    def record(self, event: ObserverEvent, ids: EventIds) -> None:
+        """Record `event`; exemplars point at `ids` (the chain's span step). Never raises."""
         handler = self._handlers.get(type(event))
         if handler is None:
             return
         try:
-            handler(event)
+            handler(event, ids)
         except Exception:
             self.errors += 1
             if self._health is not None:
@@ -355,29 +354,21 @@ class MetricsObserver:
             return UNKNOWN_TOOL
         return name
 
-    def _on_agent_start(self, event: AgentStart) -> None:
-        self._ids.remember(event.correlation.turn_id)
-
-    def _on_agent_end(self, event: AgentEnd) -> None:
-        ids = self._ids.forget(event.correlation.turn_id)
+    def _on_agent_end(self, event: AgentEnd, ids: EventIds) -> None:
         self._turns(event.outcome.value).inc()
-        self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids))
+        self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids.root))
 
-    def _on_llm_response(self, event: LlmResponse) -> None:
+    def _on_llm_response(self, event: LlmResponse, event_ids: EventIds) -> None:
         provider, model = event.provider, event.model
-        ids = self._ids.lookup(event.correlation.turn_id)
+        ids = event_ids.root  # the turn's: these exemplars open the whole trace
         success = "true" if event.success else "false"
         self._llm_requests(provider, model, success).inc(exemplar=_exemplar(ids))
         self._llm_duration(provider, model).observe(event.duration_s, exemplar=_exemplar(ids))
         self._tokens(provider, model, "input").inc(event.input_tokens)
         self._tokens(provider, model, "output").inc(event.output_tokens)
 
-    def _on_tool_call_start(self, event: ToolCallStart) -> None:
-        self._ids.remember(event.correlation.turn_id, event.tool_call_id)
-
-    def _on_tool_call(self, event: ToolCall) -> None:
-        ids = self._ids.forget(event.correlation.turn_id, event.tool_call_id)
-        exemplar = _exemplar(ids)
+    def _on_tool_call(self, event: ToolCall, ids: EventIds) -> None:
+        exemplar = _exemplar(ids.span)
         tool = self._tool(event.tool, known=event.known_tool)
         outcome = event.outcome.value
         self._tool_calls(tool, outcome).inc(exemplar=exemplar)
@@ -387,15 +378,14 @@ class MetricsObserver:
         if event.redaction_counts:
             self.count_redactions(event.redaction_counts, _TOOL_RESULT_SURFACE)
 
-    def _on_approval(self, event: ApprovalDecision) -> None:
+    def _on_approval(self, event: ApprovalDecision, event_ids: EventIds) -> None:
         tool = self._tool(event.tool)
         decision = _one_of(event.decision, _DECISIONS)
         surface = _one_of(event.surface, _SURFACES)
         self._approvals(tool, decision, surface).inc()
-        ids = self._ids.lookup(event.correlation.turn_id)
-        self._approval_wait.observe(event.wait_s, exemplar=_exemplar(ids))
+        self._approval_wait.observe(event.wait_s, exemplar=_exemplar(event_ids.root))
 
-    def _on_loop_detection(self, event: LoopDetection) -> None:
+    def _on_loop_detection(self, event: LoopDetection, ids: EventIds) -> None:
         kind = _one_of(event.kind, _LOOP_KINDS)
         severity = _one_of(event.severity, _LOOP_SEVERITIES)
         self._loop_detections(kind, severity).inc()

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span
 
+from ..events import Ids
 from ..health import HealthCounter, Signal, TelemetryHealth
-from ..span_ids import Ids
 from .deferred_spans import PendingSpan
 
 __all__ = ["OpenSpans", "OpenTurn"]

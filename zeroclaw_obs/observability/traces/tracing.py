@@ -34,9 +34,12 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 from ... import __version__
 from ..batching import BoundedBatcher, half_queue
 from ..events import (
+    NO_IDS,
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    EventIds,
+    Ids,
     LlmRequest,
     LlmResponse,
     LoopDetection,
@@ -49,7 +52,6 @@ from ..events import (
     TurnOutcomeKind,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
-from ..span_ids import Ids
 from .deferred_spans import (
     AddEvent,
     Operation,
@@ -199,6 +201,32 @@ class SpanObserver:
             handler(event)
         except Exception as exc:
             self._failed(exc, type(event).__name__)
+
+    def record(self, event: ObserverEvent) -> EventIds:
+        """`on_event`, then the ids of the spans the event belongs to: the telemetry chain's
+        first step (`observability/chain.py`) hands them to metrics, logs and the tree, so
+        they point at the span that is exported. Never raises."""
+        turn_id = event.correlation.turn_id
+        chat = None
+        if isinstance(event, LlmResponse | ProviderAttempt):
+            chat = self.chat_ids_for(turn_id, event.iteration)  # answered while it is open
+        self.on_event(event)
+        try:
+            root = self.ids_for(turn_id)
+            if isinstance(event, LlmRequest):
+                return EventIds(root, self.chat_ids_for(turn_id, event.iteration))
+            if isinstance(event, LlmResponse | ProviderAttempt):
+                return EventIds(root, chat)
+            if isinstance(event, ToolCallStart | ToolCall | ToolProgress):
+                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
+            if isinstance(event, ApprovalDecision):
+                return EventIds(root, self.approval_ids_for(turn_id, event.tool_call_id))
+            if isinstance(event, LoopDetection) and event.tool_call_id:
+                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
+            return EventIds(root, None)
+        except Exception as exc:
+            self._failed(exc, "ids")
+            return NO_IDS
 
     def force_flush(self, timeout_s: float = 5.0) -> bool:
         """Build every recorded span now; wait at most `timeout_s`. True when done in time.
