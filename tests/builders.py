@@ -34,6 +34,7 @@ from zeroclaw_obs.providers.base import (
     ProviderResponse,
     Usage,
 )
+from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay
 from zeroclaw_obs.turn.provider_call import RetryPolicy
 
@@ -366,3 +367,15 @@ TEXT = st.lists(
 def chained(spans: Any, *signals: Any) -> TelemetryChain:
     """The telemetry chain as the runtime builds it: `spans` first, then every signal."""
     return TelemetryChain(spans, signals)
+
+
+class SeenRedactor:
+    """A `Redactor` that counts how often it is asked about each string (`seen`)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+        self._redactor = Redactor()
+
+    def redact_text(self, s: str) -> str:
+        self.seen[s] = self.seen.get(s, 0) + 1
+        return self._redactor.redact_text(s)

@@ -26,7 +26,7 @@ from typing import TextIO
 from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
 
-from ..redaction import Redactor
+from ..redaction import CleanTextCache, Redactor
 from .chain import SignalObserver, TelemetryChain
 from .health import TelemetryHealth
 from .logs.logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
@@ -34,7 +34,6 @@ from .metrics.metrics import MetricsObserver, MetricsServer, render_metrics, ser
 from .observer import Observer
 from .progress import ProgressObserver
 from .trace_tree import TraceTreeObserver
-from .traces.export_guard import CleanTextCache
 from .traces.tracer_setup import (
     abandon_tracing,
     build_tracer_provider,

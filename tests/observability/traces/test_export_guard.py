@@ -25,7 +25,7 @@ from zeroclaw_obs.observability.traces.export_guard import (
 from zeroclaw_obs.observability.traces.otlp_json import encode_otlp_json
 from zeroclaw_obs.redaction import Redactor
 
-from ...builders import RaisingExporter
+from ...builders import RaisingExporter, SeenRedactor
 
 SECRET = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 MASK = "[REDACTED:github_token]"
@@ -257,7 +257,7 @@ class TestRedactingSpanExporter:
         """A string another surface already found clean through the same memory is not
         scanned again; a secret is scanned on every span (twice: the clean check stops at it,
         then the steps scrub it)."""
-        counting = CountingRedactor()
+        counting = SeenRedactor()
         shared = CleanTextCache(counting)
         shared.redact_text("zc-receipt-seen-on-a-log-line")
         guard = RedactingSpanExporter(InMemorySpanExporter(), shared)
@@ -283,64 +283,7 @@ class TestRedactingSpanExporter:
         assert SpanExportResult.FAILURE == guard.export([ReadableSpan("s", CONTEXT)])
 
 
-class CountingRedactor:
-    """A `Redactor` that counts how often it is asked about each string."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-        self._redactor = Redactor()
-
-    def redact_text(self, s: str) -> str:
-        self.seen[s] = self.seen.get(s, 0) + 1
-        return self._redactor.redact_text(s)
-
-
-class TestCleanTextCache:
-    def test_a_clean_string_is_scanned_once(self):
-        """A string the redactor left unchanged is answered from memory afterwards."""
-        counting = CountingRedactor()
-        cache = CleanTextCache(counting)
-        assert ["execute_tool x"] * 3 == [cache.redact_text("execute_tool x") for _ in range(3)]
-        assert {"execute_tool x": 1} == counting.seen
-
-    def test_a_string_that_changed_is_never_remembered(self):
-        """A string with a secret is scanned, and redacted, every time it comes back."""
-        counting = CountingRedactor()
-        cache = CleanTextCache(counting)
-        assert [f"x {MASK}"] * 3 == [cache.redact_text(f"x {SECRET}") for _ in range(3)]
-        assert ({f"x {SECRET}": 3}, False) == (counting.seen, cache.is_clean(f"x {SECRET}"))
-
-    def test_long_strings_are_not_remembered(self):
-        """Strings longer than `max_length` are scanned every time."""
-        counting = CountingRedactor()
-        cache = CleanTextCache(counting, max_length=8)
-        for _ in range(2):
-            cache.redact_text("a longer text")
-        assert {"a longer text": 2} == counting.seen
-
-    @pytest.mark.parametrize("bound", [{"max_entries": 2}, {"max_chars": 10}])
-    def test_memory_is_bounded(self, bound):
-        """Two generations at most (by entries or by characters): past the bound the oldest
-        strings are forgotten, the newest kept."""
-        cache = CleanTextCache(Redactor(), **bound)
-        for word in ("alpha", "bravo", "charlie", "delta", "echo"):
-            cache.redact_text(word)
-        assert (True, False) == (cache.is_clean("echo"), cache.is_clean("alpha"))
-
-    def test_a_string_in_use_is_carried_over(self):
-        """A string found in the old generation moves to the young one and survives the next."""
-        cache = CleanTextCache(Redactor(), max_entries=2)
-        for word in ("alpha", "bravo", "charlie"):  # alpha, bravo → old; charlie → young
-            cache.redact_text(word)
-        assert cache.is_clean("alpha")  # carried into the young generation
-        for word in ("delta", "echo"):  # the young one fills: alpha stays, bravo goes
-            cache.redact_text(word)
-        assert (True, False) == (cache.is_clean("alpha"), cache.is_clean("bravo"))
-
-
 def trace_limits(max_attributes: int):
     from opentelemetry.sdk.trace import SpanLimits
 
     return SpanLimits(max_span_attributes=max_attributes)
-
-

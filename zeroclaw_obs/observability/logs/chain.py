@@ -15,10 +15,9 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
-from ...redaction import Redactor
+from ...redaction import CleanTextCache, Redactor
 from ..batching import BoundedBatcher, half_queue
 from ..health import HealthCounter, Signal, TelemetryHealth
-from ..traces.export_guard import CleanTextCache
 
 __all__ = [
     "BufferedWriteLogger",
