@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import pstats
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.redaction import best_mbps
 from tests.redaction import heldout
 from tests.redaction.corpus import mixed_payload
 from zeroclaw_obs.redaction import (
@@ -27,17 +27,7 @@ from zeroclaw_obs.redaction import (
 
 
 def _mbps(redact, records: list[str]) -> float:
-    size = sum(len(r.encode()) for r in records) / 1e6
-    best = float("inf")
-    for _ in range(3):
-        gc.collect()
-        gc.disable()
-        start = time.perf_counter()
-        for record in records:
-            redact(record)
-        best = min(best, time.perf_counter() - start)
-        gc.enable()
-    return size / best
+    return best_mbps(redact, records)
 
 
 def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:

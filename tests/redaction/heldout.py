@@ -25,7 +25,6 @@ written to pass a case here should be justified by the format, not by the case.
 
 from __future__ import annotations
 
-import base64
 import json
 import random
 import string
@@ -33,7 +32,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import replace
 
-from tests.redaction.corpus import Case
+from tests.redaction.corpus import Case, _b64, _b64url, _hex
 
 __all__ = ["FAMILIES", "KEEP_FAMILIES", "PII_FAMILIES", "dense_payload", "generate"]
 
@@ -59,18 +58,6 @@ def _rand(rng: random.Random, alphabet: str, n: int) -> str:
         s = "".join(rng.choices(alphabet, k=n))
         if n < 8 or all(set(s) & set(c) for c in classes):
             return s
-
-
-def _hex(rng: random.Random, n: int) -> str:
-    return "".join(rng.choices(_HEX, k=n))
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def _uuid(rng: random.Random) -> str:
