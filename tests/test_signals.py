@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import yaml
@@ -132,6 +133,25 @@ def scenario_file(tmp_path: Path, data: dict) -> Path:
     return path
 
 
+def wait_until_blocked_reading(pid: int, timeout_s: float = 10.0) -> None:
+    """Wait until the process sleeps in a pipe read (Linux: `/proc/PID/wchan`).
+
+    A signal that lands after the interpreter's last check but before it enters the blocking
+    `read()` is handled only when that read returns; sent while the process already sleeps in
+    it, the read is interrupted at once. Without `/proc` this returns and the test takes its
+    chance.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/wchan") as wchan:
+                if "pipe_read" in wchan.read():
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
 class TestSignals:
     def test_sigint_before_the_turn_starts(self, tmp_path):
         """SIGINT while the scenario is still being read: exit 130, one line, no output file."""
@@ -146,6 +166,7 @@ class TestSignals:
             with fifo.open("w") as writer:
                 writer.write("user: hi\n")
                 writer.flush()
+                wait_until_blocked_reading(command.process.pid)
                 command.process.send_signal(signal.SIGINT)
                 code = command.finish()
         finally:
