@@ -32,7 +32,8 @@ import zlib
 from collections.abc import Callable
 from dataclasses import replace
 
-from tests.redaction.corpus import Case, _b64, _b64url, _hex
+from tests.redaction.corpus import Case
+from tests.redaction.corpus._blocks import _b64, _b64url, _hex
 
 __all__ = ["FAMILIES", "KEEP_FAMILIES", "PII_FAMILIES", "dense_payload", "generate"]
 
