@@ -8,6 +8,7 @@ pattern is linear in its input (see `_scanner.py` for why and how).
 from __future__ import annotations
 
 from ._clean import CleanTextCache
+from ._flat import FlatRecordRedactor
 from ._keys import DEFAULT_SENSITIVE_KEYS
 from ._redactor import DEFAULT_RULE_IDS, RULES, RedactionConfigError, Redactor
 from ._structured import MAX_DEPTH, SENSITIVE_KEY_RULE_ID
@@ -19,6 +20,7 @@ __all__ = [
     "RULES",
     "SENSITIVE_KEY_RULE_ID",
     "CleanTextCache",
+    "FlatRecordRedactor",
     "RedactionConfigError",
     "Redactor",
 ]

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
-from ...redaction import CleanTextCache, Redactor
+from ...redaction import CleanTextCache, FlatRecordRedactor, Redactor
 from ..batching import BoundedBatcher, half_queue
 from ..health import HealthCounter, Signal, TelemetryHealth
 
@@ -28,18 +28,6 @@ __all__ = [
     "build_processors",
     "route_stdlib_logging",
 ]
-
-
-_PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
-"""Candidate values for the key-set probe (see `RedactingProcessor._flat`)."""
-
-
-_PLAIN_SCALARS = frozenset({float, bool, type(None)})
-"""Field types `redact_value` passes through whatever their key (the key set is checked)."""
-
-
-_CARD = 10**12
-"""Integers this long or longer are read as text by `redact_value` (a card number)."""
 
 
 class RedactingProcessor:
@@ -56,15 +44,9 @@ class RedactingProcessor:
     text that no one redacts. Objects the renderer cannot encode are scrubbed by
     `render_fallback`, which the JSON renderer calls for them.
 
-    How it stays cheap: a flat record (string, number, boolean and null fields) is scrubbed
-    field by field with `redact_text`, which is what `redact_value` does to it once the
-    record's set of keys is known to hold no sensitive key and no key pair whose masking
-    depends on the other's value (`name="DB_PASSWORD", value=…`): each new set of keys is
-    asked once, by a probe through `redact_value` itself. Strings the redactor left unchanged
-    are remembered (`CleanTextCache`: bounded, never a string that changed), so the event
-    name, levels, ids, tool names and outcomes that repeat on every line cost a lookup.
-    Anything else (a container, an object, an integer long enough to be a card number, a key
-    set that failed the probe) goes through `redact_value` whole, as before.
+    How it stays cheap: a log line is a flat record, redacted field by field once its key set
+    is known harmless, with clean strings remembered (`redaction.FlatRecordRedactor`, which
+    owns that fast path and the memory it shares with the span guard).
 
     Args:
         redactor: the runtime's one redactor.
@@ -82,50 +64,13 @@ class RedactingProcessor:
     ) -> None:
         self._redact_value = redactor.redact_value
         self._redact_text = redactor.redact_text
-        self._clean = clean_text if clean_text is not None else CleanTextCache(redactor)
-        self._flat_key_sets: dict[tuple[str, ...], bool] = {}
-        self._max_key_sets = max_key_sets
-        self._probe = _probe_value(redactor)
+        self._records = FlatRecordRedactor(
+            redactor, clean_text=clean_text, max_key_sets=max_key_sets
+        )
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        if type(event_dict) is not dict or not self._flat(tuple(event_dict)):
-            return self._whole(event_dict)
-        redact = self._clean.redact_text
-        scrubbed: EventDict | None = None
-        for key, value in event_dict.items():
-            kind = type(value)
-            if kind is str:
-                redacted = redact(value)
-                if redacted != value:
-                    if scrubbed is None:
-                        scrubbed = dict(event_dict)  # never mutate the caller's dict
-                    scrubbed[key] = redacted
-            elif kind not in _PLAIN_SCALARS and not (kind is int and -_CARD < value < _CARD):
-                return self._whole(event_dict)
-        return event_dict if scrubbed is None else scrubbed
-
-    def _whole(self, event_dict: EventDict) -> EventDict:
-        redacted: EventDict = self._redact_value(event_dict)
+        redacted: EventDict = self._records.redact_record(event_dict)
         return redacted
-
-    def _flat(self, keys: tuple[str, ...]) -> bool:
-        """Whether `redact_value` over a record with these keys is a pass over each value.
-
-        Asked once per key set: every key must be a string `redact_value` keeps as it is and
-        none may mask a value, even when every value is the name of a sensitive key (the
-        probe) and so could make a sibling sensitive. Without a probe the answer is no.
-        """
-        known = self._flat_key_sets.get(keys)
-        if known is not None:
-            return known
-        flat = self._probe is not None and all(type(key) is str for key in keys)
-        if flat:
-            probe = dict.fromkeys(keys, self._probe)
-            flat = self._redact_value(probe) == probe
-        if len(self._flat_key_sets) >= self._max_key_sets:
-            self._flat_key_sets.clear()  # the bound
-        self._flat_key_sets[keys] = flat
-        return flat
 
     def render_fallback(self, obj: object) -> Any:
         """Encode an object JSON cannot: structlog's `__structlog__` or its `repr`, redacted.
@@ -137,21 +82,6 @@ class RedactingProcessor:
         if isinstance(value, str):
             return self._redact_text(value)
         return self._redact_value(value)
-
-
-def _probe_value(redactor: Redactor) -> str | None:
-    """A value for the key-set probe: the name of a sensitive key that the redactor masks.
-
-    The probe must see every mask a key set can cause, so its value must itself be masked
-    under a sensitive key (an operator's allowlist could spare it) and make a sibling
-    sensitive when it names one. None when no candidate qualifies: no key set is then flat.
-    """
-    for candidate in _PROBES:
-        if redactor.is_sensitive_key(candidate):
-            masked = redactor.redact_value({candidate: candidate})
-            if candidate in masked and masked[candidate] != candidate:
-                return candidate
-    return None
 
 
 class BufferedWriteLogger(structlog.WriteLogger):
