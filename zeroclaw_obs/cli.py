@@ -126,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return redact_scan(args)
     if args.command == "keygen":
         restore_default_signals()
+        # A key made here, not input: printing it is the command's whole purpose.
         print(secrets.token_hex(KEY_BYTES))
         return EXIT_OK
     for stream in (sys.stdout, sys.stderr):

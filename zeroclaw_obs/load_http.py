@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +83,14 @@ RESUME_ATTEMPTS = 2
 CANCEL_WAIT_S = 1.0
 """How long abandoned turns get to close their streams before the run returns."""
 
-_ERROR_CODE = re.compile(r"[a-z_]{1,40}")
+_SERVER_ERRORS = frozenset(
+    {
+        "bad_request", "unauthorized", "not_found", "conversation_busy", "too_large",
+        "too_many_turns", "draining",
+    }
+)  # fmt: skip
+"""The `error` codes `serve` sends (docs/server.md); any other word is the server's text and is
+never printed."""
 
 
 class TargetError(BadInputError):
@@ -394,7 +400,7 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
 def _status_reason(response: httpx.Response) -> str:
     """`HTTP 429 too_many_turns`: the status and the server's error code, never its message."""
     code = _json_object(response).get("error")
-    if isinstance(code, str) and _ERROR_CODE.fullmatch(code):
+    if code in _SERVER_ERRORS:
         return f"HTTP {response.status_code} {code}"
     return f"HTTP {response.status_code}"
 

@@ -204,7 +204,7 @@ def load_command(args: argparse.Namespace, guard: SignalGuard, phase: Phase) -> 
             shown_dir = plan.redactor.redact_text(str(args.dir))  # a path is operator text
             print(
                 f"load: {len(plan.scenarios)} scenario(s) from {shown_dir}; "
-                f"metrics at {telemetry.metrics_server.url}",
+                f"metrics at {plan.redactor.redact_text(telemetry.metrics_server.url)}",
                 file=sys.stderr,
                 flush=True,
             )
