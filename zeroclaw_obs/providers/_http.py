@@ -344,8 +344,11 @@ class HttpProvider(Provider):
         stream: bool,
         timeout_s: float,
         max_retries: int,
+        max_tokens: int | None,
     ) -> None:
         self.name = name
+        self.max_tokens = max_tokens
+        """The output cap each request carries; None: the server's default (OpenAI-compatible)."""
         self.model = model
         self.native_tools = native_tools
         self.max_retries = max_retries

@@ -134,8 +134,8 @@ class AnthropicProvider(HttpProvider):
             stream=stream,
             timeout_s=timeout_s,
             max_retries=max_retries,
+            max_tokens=max_tokens,
         )
-        self.max_tokens = max_tokens
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Messages request and return the model's response.

@@ -80,8 +80,8 @@ class OpenAIProvider(HttpProvider):
             stream=stream,
             timeout_s=timeout_s,
             max_retries=max_retries,
+            max_tokens=max_tokens,
         )
-        self.max_tokens = max_tokens
         """The output cap each request carries (`max_tokens`); None: the server's default."""
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
