@@ -113,10 +113,19 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
     )
     with state.cancellation.scope():
         outcome = await _run_guarded(execution, state)
+        # Redacted once: the last chunk, the root span's output and (an error's text is the
+        # outcome's text) its error.
+        shown_text = execution.redactor.redact_text(outcome.text)
         if outcome.kind is TurnOutcomeKind.CANCELLED:
             await _drain_cancellation(state)
         else:
-            _send_answer(execution, state, outcome)
+            _send_answer(execution, state, outcome, shown_text)
+    if outcome.error is None:
+        shown_error = None
+    elif outcome.error == outcome.text:
+        shown_error = shown_text
+    else:
+        shown_error = execution.redactor.redact_text(outcome.error)
     emit(
         AgentEnd(
             correlation=state.correlation,
@@ -124,8 +133,8 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
             iterations=outcome.iterations,
             time_ns=time.time_ns(),
             duration_s=time.perf_counter() - start,
-            error=execution.redactor.redact_text(outcome.error) if outcome.error else None,
-            output=execution.redactor.redact_text(outcome.text),
+            error=shown_error,
+            output=shown_text,
         )
     )
     return outcome
@@ -148,7 +157,7 @@ async def _run_guarded(execution: ResolvedAgentExecution, state: TurnState) -> T
 
 
 def _send_answer(
-    execution: ResolvedAgentExecution, state: TurnState, outcome: TurnOutcome
+    execution: ResolvedAgentExecution, state: TurnState, outcome: TurnOutcome, shown_text: str
 ) -> None:
     """The answer as a `chunk` TurnEvent, redacted like every streaming event.
 
@@ -156,13 +165,13 @@ def _send_answer(
     only what the loop adds to it is sent: nothing for a final answer, the cap's suffix for a
     graceful summary. Any other end (an error, an abort) is one chunk with its whole text.
     """
-    text = outcome.text
+    answer = shown_text  # the whole text, redacted by the caller
     if state.streamed and outcome.error is None:
         if outcome.kind is TurnOutcomeKind.FINAL:
             return
         if outcome.kind is TurnOutcomeKind.MAX_ITERATIONS:
-            text = cap_summary_suffix(execution.config.max_tool_iterations)
-    answer = execution.redactor.redact_text(text)
+            suffix = cap_summary_suffix(execution.config.max_tool_iterations)
+            answer = execution.redactor.redact_text(suffix)
     state.events(TurnEvent(type="chunk", data={"text": answer}))
 
 
