@@ -52,6 +52,16 @@ from ..events import (
     TurnOutcomeKind,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
+from .attributes import (
+    TOOL_TYPES,
+    approval_attributes,
+    chat_end_attributes,
+    chat_start_attributes,
+    tool_end_attributes,
+    tool_start_attributes,
+    turn_end_attributes,
+    turn_start_attributes,
+)
 from .deferred_spans import (
     AddEvent,
     Operation,
@@ -72,7 +82,6 @@ _SCOPE = "zeroclaw_obs"
 DESCRIPTION_LIMIT = 256
 """Status descriptions are cut here: they are summaries, the full text is in the result."""
 
-TOOL_TYPES = {"native": "function", "extension": "extension"}
 """`gen_ai.tool.type` by provenance: built-in tools are functions the agent runs itself;
 MCP and other extension tools run elsewhere (`extension`). Unknown provenances read as
 `extension`, as the registry treats them."""
@@ -313,21 +322,7 @@ class SpanObserver:
 
     def _agent_start(self, event: AgentStart) -> None:
         c = event.correlation
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": c.agent_alias,
-            "gen_ai.conversation.id": c.conversation,
-            "session.id": c.conversation,
-            "gen_ai.provider.name": event.provider,
-            "gen_ai.request.model": event.model,
-            "zeroclaw.turn.id": c.turn_id,
-            "zeroclaw.channel": c.channel,
-            "openinference.span.kind": "AGENT",
-        }
-        if self._capture and event.input is not None:
-            attributes["input.value"] = event.input
-        if event.receipt_key_id:
-            attributes["zeroclaw.receipt.key_id"] = event.receipt_key_id
+        attributes = turn_start_attributes(event, capture=self._capture)
         root = self._tracer.start_span(
             f"invoke_agent {c.agent_alias}",
             # The one read of the ambient context: join the caller's trace, if any.
@@ -349,11 +344,7 @@ class SpanObserver:
         if turn is None:
             return  # evicted (already counted) or started before this observer was added
         self._end_unfinished(turn, event.time_ns)
-        attributes: dict[str, Any] = {
-            "zeroclaw.turn.outcome": event.outcome.value,
-            "zeroclaw.turn.iterations": event.iterations,
-            **({"output.value": event.output} if self._capture and event.output else {}),
-        }
+        attributes = turn_end_attributes(event, capture=self._capture)
         status = None
         error_type = _TURN_ERROR_TYPES.get(event.outcome)
         if event.outcome is TurnOutcomeKind.MAX_ITERATIONS and event.error is None:
@@ -388,30 +379,8 @@ class SpanObserver:
         self._open.open_chat(turn, event.iteration, self._chat(turn, event, event.time_ns))
 
     def _chat(self, turn: OpenTurn, event: LlmRequest | LlmResponse, start_ns: int) -> PendingSpan:
-        return self._child(
-            turn,
-            f"chat {event.model}",
-            SpanKind.CLIENT,
-            start_ns,
-            {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": event.provider,
-                "gen_ai.request.model": event.model,
-                "gen_ai.conversation.id": event.correlation.conversation,
-                "session.id": event.correlation.conversation,
-                "zeroclaw.turn.id": event.correlation.turn_id,
-                "zeroclaw.iteration": event.iteration,
-                "openinference.span.kind": "LLM",
-                "llm.model_name": event.model,
-                **(
-                    {"gen_ai.input.messages": event.input_messages}
-                    if self.wants_messages
-                    and isinstance(event, LlmRequest)
-                    and event.input_messages is not None
-                    else {}
-                ),
-            },
-        )
+        attributes = chat_start_attributes(event, messages=self.wants_messages)
+        return self._child(turn, f"chat {event.model}", SpanKind.CLIENT, start_ns, attributes)
 
     def _llm_response(self, event: LlmResponse) -> None:
         turn = self._open.turn(event.correlation.turn_id)
@@ -423,25 +392,8 @@ class SpanObserver:
             # gives the real start back.
             start_ns = event.time_ns - int(event.duration_s * 1e9)
             span = self._chat(turn, event, start_ns)
-        attributes: dict[str, Any] = {}
-        if event.server_address is not None:
-            attributes["server.address"] = event.server_address
-        if event.server_port is not None:
-            attributes["server.port"] = event.server_port
+        attributes = chat_end_attributes(event, messages=self.wants_messages)
         if event.success:
-            attributes["gen_ai.usage.input_tokens"] = event.input_tokens
-            attributes["gen_ai.usage.output_tokens"] = event.output_tokens
-            attributes["llm.token_count.prompt"] = event.input_tokens
-            attributes["llm.token_count.completion"] = event.output_tokens
-            attributes["llm.token_count.total"] = event.input_tokens + event.output_tokens
-            if self.wants_messages and event.output_messages is not None:
-                attributes["gen_ai.output.messages"] = event.output_messages
-            if event.response_model:
-                attributes["gen_ai.response.model"] = event.response_model
-            if event.response_id:
-                attributes["gen_ai.response.id"] = event.response_id
-            if event.finish_reasons:
-                attributes["gen_ai.response.finish_reasons"] = event.finish_reasons
             closing: tuple[Operation, ...] = (SetAttributes(attributes),)
         else:
             error_type = event.error_type or "provider_error"
@@ -484,22 +436,7 @@ class SpanObserver:
         self._open.open_tool(turn, event.tool_call_id, (span, self._child_ids(span)))
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": event.tool,
-            "gen_ai.tool.call.id": event.tool_call_id,
-            "gen_ai.tool.type": TOOL_TYPES.get(event.provenance, "extension"),
-            "zeroclaw.turn.id": event.correlation.turn_id,
-            "zeroclaw.iteration": event.iteration,
-            "openinference.span.kind": "TOOL",
-            "tool.name": event.tool,
-        }
-        if event.span_attributes:
-            attributes.update(event.span_attributes)
-        if self._capture:
-            attributes["gen_ai.tool.call.arguments"] = event.arguments
-            attributes["input.value"] = event.arguments
-            attributes["input.mime_type"] = "application/json"
+        attributes = tool_start_attributes(event, capture=self._capture)
         return self._child(
             turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
@@ -515,16 +452,7 @@ class SpanObserver:
             span = self._tool(turn, event, event.start_time_ns)
             opened = (span, self._child_ids(span))
         span, ids = opened
-        attributes: dict[str, Any] = {
-            "zeroclaw.tool.outcome": event.outcome.value,
-            "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
-            "zeroclaw.redaction.count": sum(event.redaction_counts.values()),
-        }
-        if event.receipt:
-            attributes["zeroclaw.tool.receipt"] = event.receipt
-        if self._capture:
-            attributes["gen_ai.tool.call.result"] = event.result
-            attributes["output.value"] = event.result
+        attributes = tool_end_attributes(event, capture=self._capture)
         closing: list[Operation] = [SetAttributes(attributes)]
         default_error = _TOOL_ERROR_TYPES.get(event.outcome)
         if default_error is not None:
@@ -579,15 +507,7 @@ class SpanObserver:
             f"await_approval {event.tool}",
             SpanKind.INTERNAL,
             event.wait_start_ns,
-            {
-                "gen_ai.tool.name": event.tool,
-                "gen_ai.tool.call.id": event.tool_call_id,
-                "zeroclaw.turn.id": event.correlation.turn_id,
-                "zeroclaw.iteration": event.iteration,
-                "zeroclaw.approval.decision": event.decision,
-                "zeroclaw.approval.surface": event.surface,
-                "openinference.span.kind": "GUARDRAIL",
-            },
+            approval_attributes(event),
         )
         ids = self._child_ids(span)
         self._last_approval = (
