@@ -160,7 +160,7 @@ class TestSpanMetrics:
 
     def test_dimensions_are_span_attributes_of_tool_spans(self):
         """The extra dimensions are GenAI / zeroclaw attributes the runtime sets on spans."""
-        source = (ROOT / "zeroclaw_obs" / "observability" / "traces" / "tracing.py").read_text()
+        source = (ROOT / "zeroclaw_obs" / "observability" / "traces" / "attributes.py").read_text()
         for dimension in collector()["connectors"]["spanmetrics"]["dimensions"]:
             assert f'"{dimension["name"]}"' in source, dimension["name"]
 
