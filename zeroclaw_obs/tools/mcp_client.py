@@ -8,7 +8,8 @@ This module owns the plain parts of the MCP client: the server parameters (`Stdi
 `tools/mcp_session.McpConnection`.
 
 Nothing here imports the `mcp` SDK: the scripted/demo path may import this module freely; only
-`mcp_session` imports the SDK, and only inside the code that connects a real server.
+`mcp_session` and its `_mcp_wire` import the SDK, and only inside the code that connects a real
+server.
 
 Risky part: rendering is lossy on purpose. Binary content (images, audio, blob resources) never
 reaches the model, only a marker with its size; a server that sends both text and structured

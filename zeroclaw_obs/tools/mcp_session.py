@@ -3,7 +3,8 @@
 This module owns the connection to a real MCP server through the official `mcp` SDK (imported
 lazily, inside the code that connects): starting it (a stdio process or a streamable-HTTP
 endpoint), the live tool catalog and its `list_changed` version, tool calls, and what happens
-when the server dies.
+when the server dies. What it calls in the SDK (entering a transport, reading the stderr pipe,
+paging `tools/list`, reading the SDK's objects and errors) lives in `tools/_mcp_wire.py`.
 
 Ownership (STYLE §10): `start()` creates ONE owner task that enters the transport
 (`stdio_client` or `streamable_http_client`) and the `ClientSession` in one `AsyncExitStack`,
@@ -33,13 +34,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
-import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._mcp_wire import (
+    enter_http,
+    enter_stdio,
+    is_connection_loss,
+    list_all_tools,
+    mcp_error_text,
+    progress_adapter,
+    read_stderr,
+)
 from .base import ToolResult
 from .mcp_client import (
     Backoff,
@@ -250,22 +258,10 @@ class McpConnection:
         if session is None or not self.available:
             raise McpConnectError(unavailable_text(self.name))
         version = self.catalog_version
-        tools: list[RemoteToolInfo] = []
-        cursor: str | None = None
         try:
-            while True:
-                params = None
-                if cursor is not None:
-                    import mcp_types
-
-                    params = mcp_types.PaginatedRequestParams(cursor=cursor)
-                page = await session.list_tools(params=params)
-                tools.extend(_tool_info(item) for item in page.tools)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
+            tools = await list_all_tools(session)
         except Exception as exc:
-            if self._is_connection_loss(exc):
+            if is_connection_loss(exc):
                 self._mark_lost(str(exc) or type(exc).__name__)
                 raise McpConnectError(unavailable_text(self.name)) from exc
             raise
@@ -304,7 +300,7 @@ class McpConnection:
         session = self._session
         if session is None or not self.available:
             return ToolResult.fail(unavailable_text(self.name))
-        callback = _progress_adapter(on_progress) if on_progress is not None else None
+        callback = progress_adapter(on_progress) if on_progress is not None else None
         try:
             if timeout_s is None:
                 result = await session.call_tool(name, dict(args), progress_callback=callback)
@@ -316,13 +312,12 @@ class McpConnection:
                 raise
             return ToolResult.fail(f"tool timed out after {format_seconds(timeout_s)}s")
         except Exception as exc:
-            if self._is_connection_loss(exc):
+            if is_connection_loss(exc):
                 self._mark_lost(str(exc) or type(exc).__name__)
                 return ToolResult.fail(unavailable_text(self.name))
-            from mcp.shared.exceptions import MCPError
-
-            if isinstance(exc, MCPError):
-                return ToolResult.fail(self._redact(f"MCP error {exc.code}: {exc.message}"))
+            text = mcp_error_text(exc)
+            if text is not None:
+                return ToolResult.fail(self._redact(text))
             raise
         return render_call_result(result)
 
@@ -341,9 +336,10 @@ class McpConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if isinstance(self.params, StdioParams):
-                    read, write, stderr_task = await self._enter_stdio(stack)
+                    read, write, stderr_fd = await enter_stdio(stack, self.params)
+                    stderr_task = asyncio.create_task(self._watch_stderr(stderr_fd))
                 else:
-                    read, write = await self._enter_http(stack)
+                    read, write = await enter_http(stack, self.params, self._note_session_id)
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=self._on_message)
                 )
@@ -375,80 +371,26 @@ class McpConnection:
                     await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
                 stderr_task.cancel()
 
-    async def _enter_stdio(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any, Any]:
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        assert isinstance(self.params, StdioParams)
-        params = StdioServerParameters(
-            command=self.params.command,
-            args=list(self.params.args),
-            env=dict(self.params.env) if self.params.env is not None else None,
-            cwd=self.params.cwd,
-        )
-        read_fd, write_fd = os.pipe()
-        errlog = os.fdopen(write_fd, "w")
-        try:
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-        except BaseException:
-            os.close(read_fd)
-            raise
-        finally:
-            # The child holds its own copy; ours must go so the pipe ends when the child does.
-            errlog.close()
-        stderr_task = asyncio.create_task(self._read_stderr(read_fd))
-        return read, write, stderr_task
-
-    async def _enter_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        assert isinstance(self.params, HttpParams)
-        client = create_mcp_http_client(
-            headers=dict(self.params.headers),
-            timeout=httpx2.Timeout(self.params.timeout_s, read=300.0),
-        )
-        client.event_hooks["response"].append(self._note_session_id)
-        await stack.enter_async_context(client)
-        read, write = await stack.enter_async_context(
-            streamable_http_client(self.params.url, http_client=client)
-        )
-        return read, write
-
     async def _note_session_id(self, response: Any) -> None:
         session_id = response.headers.get("mcp-session-id")
         if session_id:
             self.session_id = session_id
 
-    async def _read_stderr(self, fd: int) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        pipe = os.fdopen(fd, "rb", buffering=0)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe
-        )
-        try:
-            while True:
-                try:
-                    raw = await reader.readline()
-                except ValueError:  # a line over the StreamReader limit: take what is there
-                    raw = await reader.read(65536)
-                if not raw:
-                    break
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                try:
-                    self._on_stderr(self.name, self._redact(line))
-                except Exception:
-                    logger.exception("on_stderr callback failed for MCP server %s", self.name)
-        finally:
-            transport.close()
+    async def _watch_stderr(self, fd: int) -> None:
+        await read_stderr(fd, self._stderr_line)
         # EOF: the process closed stderr, which in practice means it exited.
         if self._session is not None and self._stop is not None and not self._stop.is_set():
             self._mark_lost("the server process exited")
 
+    def _stderr_line(self, line: str) -> None:
+        try:
+            self._on_stderr(self.name, self._redact(line))
+        except Exception:
+            logger.exception("on_stderr callback failed for MCP server %s", self.name)
+
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            if self._is_connection_loss(message):
+            if is_connection_loss(message):
                 self._mark_lost(str(message) or type(message).__name__)
             return
         if getattr(message, "method", None) == "notifications/tools/list_changed":
@@ -495,17 +437,6 @@ class McpConnection:
         except Exception:
             logger.exception("on_unavailable callback failed for MCP server %s", self.name)
 
-    def _is_connection_loss(self, exc: BaseException) -> bool:
-        import anyio
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
-
-        if isinstance(exc, MCPError):
-            return exc.code == CONNECTION_CLOSED
-        if isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError):
-            return True
-        return type(exc).__module__.startswith("httpx")
-
     def _connect_error(self, reason: str) -> McpConnectError:
         self.last_error = self._redact(reason)
         return McpConnectError(f"MCP server '{self.name}' could not be started: {self.last_error}")
@@ -516,23 +447,3 @@ class McpConnection:
     def __repr__(self) -> str:
         state = "available" if self.available else "unavailable"
         return f"McpConnection({self.name!r}, {self.transport}, {state})"
-
-
-def _tool_info(tool: Any) -> RemoteToolInfo:
-    annotations = tool.annotations
-    wire = annotations.model_dump(by_alias=True, exclude_none=True) if annotations else {}
-    return RemoteToolInfo(
-        name=tool.name,
-        description=tool.description or "",
-        input_schema=dict(tool.input_schema),
-        annotations=wire,
-    )
-
-
-def _progress_adapter(on_progress: ProgressCallback) -> Callable[..., Awaitable[None]]:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        outcome = on_progress(progress, total, message)
-        if inspect.isawaitable(outcome):
-            await outcome
-
-    return report
