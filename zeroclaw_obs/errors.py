@@ -10,6 +10,7 @@ exceptions are for bad input, bugs and the control flow the loop must see.
     │   └── ToolDefinitionError       a function cannot become a tool
     └── ProviderError                 the model backend failed                → exit code 3
         ├── ProviderHTTPError         it answered with an HTTP error status (429, 5xx, 4xx)
+        │   └── ProviderContextOverflowError  the prompt does not fit the model's context window
         ├── ProviderTimeoutError      connect or read timed out
         ├── ProviderConnectionError   no connection, or it dropped mid-response
         └── ProviderResponseError     it answered, but not in its documented wire format
@@ -30,9 +31,11 @@ file (`load_scenario`, `parse_scenario`, `load_config_file`, `build_redactor`) r
 from __future__ import annotations
 
 __all__ = [
+    "CONTEXT_LENGTH_EXCEEDED",
     "BadInputError",
     "ConfigError",
     "ProviderConnectionError",
+    "ProviderContextOverflowError",
     "ProviderError",
     "ProviderHTTPError",
     "ProviderResponseError",
@@ -116,6 +119,24 @@ class ProviderHTTPError(ProviderError):
     ) -> None:
         super().__init__(provider, error_type, status=status, retry_after=retry_after)
         self.retryable = status == 429 or status >= 500
+
+
+CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"
+"""The `error_type` of every `ProviderContextOverflowError`."""
+
+
+class ProviderContextOverflowError(ProviderHTTPError):
+    """Raised when the backend refuses the request because the prompt exceeds the model's
+    context window (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`).
+
+    Not retryable as it is: the loop drops the oldest whole turns and sends it again once
+    (`turn/context_window.py`). `error_type` is always `context_length_exceeded`, whatever
+    word the backend used, so every provider's overflow reads the same in the error line.
+    """
+
+    def __init__(self, provider: str, *, status: int = 400) -> None:
+        super().__init__(provider, CONTEXT_LENGTH_EXCEEDED, status=status)
+        self.retryable = False  # the same prompt overflows again, whatever the status
 
 
 class ProviderTimeoutError(ProviderError):

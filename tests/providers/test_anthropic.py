@@ -16,6 +16,7 @@ import pytest
 
 from zeroclaw_obs.errors import (
     ProviderConnectionError,
+    ProviderContextOverflowError,
     ProviderError,
     ProviderHTTPError,
     ProviderResponseError,
@@ -643,6 +644,38 @@ class TestAnthropicErrors:
             await provider.complete(ask())
         assert False is info.value.retryable
         assert "provider 'anthropic': HTTP 400 invalid_request_error" == str(info.value)
+
+    async def test_prompt_too_long_is_an_overflow(self, wire, provider):
+        """Anthropic's 400 `invalid_request_error` saying `prompt is too long` is the typed
+        overflow; the line names our word for it, never the message."""
+        wire.script(
+            Reply.json(
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "prompt is too long: 208310 tokens > 200000 maximum",
+                    },
+                    "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy",
+                },
+                status=400,
+            )
+        )
+        with pytest.raises(ProviderContextOverflowError) as info:
+            await provider.complete(ask())
+        assert "provider 'anthropic': HTTP 400 context_length_exceeded" == str(info.value)
+        assert False is info.value.retryable
+
+    async def test_prompt_too_long_inside_a_200(self, wire, provider):
+        """The same error as an `event: error` after the 200 is the same overflow."""
+        error = ev(
+            "error",
+            error={"type": "invalid_request_error", "message": "Prompt is too long"},
+        )
+        wire.script(Reply.stream([start(), error]))
+        with pytest.raises(ProviderContextOverflowError) as info:
+            await provider.complete(ask())
+        assert 400 == info.value.status
 
     async def test_error_event_mid_stream(self, wire, provider):
         """`event: error` after the 200 is the error the status would have been: retryable."""

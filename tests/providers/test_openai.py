@@ -14,6 +14,7 @@ import pytest
 
 from zeroclaw_obs.errors import (
     ProviderConnectionError,
+    ProviderContextOverflowError,
     ProviderError,
     ProviderHTTPError,
     ProviderResponseError,
@@ -536,6 +537,57 @@ class TestErrors:
             await complete(wire, Reply.json(body, 400))
         assert "provider 'openai': HTTP 400 invalid_request_error" == str(caught.value)
         assert False is caught.value.retryable
+
+    async def test_context_length_exceeded_is_an_overflow(self, wire: WireServer):
+        """400 with OpenAI's `context_length_exceeded` code is the typed overflow, not retried;
+        its message (which quotes the request's size) is not in the line."""
+        body = {
+            "error": {
+                "message": f"This model's maximum context length is 128000 tokens. {PROMPT}",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+        with pytest.raises(ProviderContextOverflowError) as caught:
+            await complete(wire, Reply.json(body, 400))
+        assert "provider 'openai': HTTP 400 context_length_exceeded" == str(caught.value)
+        assert (False, 400) == (caught.value.retryable, caught.value.status)
+
+    async def test_a_compatible_servers_overflow_is_read_from_its_message(self, wire: WireServer):
+        """vLLM's 400 names no code: its `maximum context length` message marks the overflow."""
+        body = {
+            "object": "error",
+            "message": "This model's maximum context length is 4096 tokens. However, you "
+            "requested 5000 tokens (4900 in the messages, 100 in the completion).",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+        with pytest.raises(ProviderContextOverflowError):
+            await complete(wire, Reply.json(body, 400), stream=False)
+
+    async def test_an_overflow_event_mid_stream(self, wire: WireServer):
+        """An error event naming `context_length_exceeded` after the 200 is the same overflow."""
+        error = sse(
+            {
+                "error": {
+                    "message": PROMPT,
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            }
+        )
+        with pytest.raises(ProviderContextOverflowError) as caught:
+            await complete(wire, streamed(error))
+        assert "provider 'openai': HTTP 400 context_length_exceeded" == str(caught.value)
+
+    async def test_another_400_is_not_an_overflow(self, wire: WireServer):
+        """A refused request that does not speak of the context window stays a plain 400."""
+        body = {"error": {"message": "Invalid 'tools'", "type": "invalid_request_error"}}
+        with pytest.raises(ProviderHTTPError) as caught:
+            await complete(wire, Reply.json(body, 400))
+        assert not isinstance(caught.value, ProviderContextOverflowError)
 
     async def test_slow_server_times_out(self, wire: WireServer):
         """A server slower than `timeout_s` is `ProviderTimeoutError`."""

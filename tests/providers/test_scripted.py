@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from zeroclaw_obs.errors import ProviderError, ProviderHTTPError, ScenarioExhaustedError
+from zeroclaw_obs.errors import (
+    ProviderContextOverflowError,
+    ProviderError,
+    ProviderHTTPError,
+    ScenarioExhaustedError,
+)
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderRequest, Usage
 from zeroclaw_obs.providers.scripted import ScriptedProvider
 from zeroclaw_obs.scenario import ScenarioResponse
@@ -76,6 +81,16 @@ class TestScriptedProvider:
             await provider.complete(REQUEST)
         assert "provider 'openai': HTTP 500 http_500" == info.value.line()
         assert info.value.retryable
+
+    @pytest.mark.parametrize(("status", "expected"), [(400, 400), (None, 400), (413, 413)])
+    async def test_a_recorded_overflow_is_the_typed_overflow(self, status, expected):
+        """`context_length_exceeded` raises the overflow the loop recovers from (400 unless
+        the recording kept another status)."""
+        error = {"error_type": "context_length_exceeded", "status": status}
+        provider = ScriptedProvider([ScenarioResponse(error=error)], name="openai")
+        with pytest.raises(ProviderContextOverflowError) as info:
+            await provider.complete(REQUEST)
+        assert f"provider 'openai': HTTP {expected} context_length_exceeded" == info.value.line()
 
     async def test_a_failure_without_status(self):
         """A recorded failure with no status (a timeout) raises a plain `ProviderError`."""

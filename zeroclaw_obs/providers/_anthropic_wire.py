@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools.base import ToolSpec
-from ._http import error_type_in
+from ._http import context_overflow_in, error_type_in
 from .base import NativeToolCall, ProviderRequest, ProviderResponse, Usage
 from .text_protocol import format_tool_results
 
@@ -30,12 +30,19 @@ class InBandError(Exception):
 
     That is an `event: error` mid-stream (typically `overloaded_error`) or an error object as
     a non-streamed body. `error_type` is the known word it names (`_http.error_type_in`), or
-    None; the message never holds anything the backend sent.
+    None; `overflow` whether it says the prompt is over the context window
+    (`_http.context_overflow_in`); the message never holds anything the backend sent.
     """
 
-    def __init__(self, error_type: str | None) -> None:
+    def __init__(self, error_type: str | None, *, overflow: bool = False) -> None:
         super().__init__("the backend sent an error inside a 200 response")
         self.error_type = error_type
+        self.overflow = overflow
+
+    @classmethod
+    def of(cls, payload: Any) -> InBandError:
+        """The error a decoded error object names."""
+        return cls(error_type_in(payload), overflow=context_overflow_in(payload))
 
 
 def to_tools(tools: Iterable[ToolSpec]) -> list[dict[str, Any]]:
@@ -292,7 +299,7 @@ class StreamAssembler:
             raise WireFormatError("an event's data is not an object")
         kind = payload.get("type", event)
         if event == "error" or kind == "error":
-            raise InBandError(error_type_in(payload))
+            raise InBandError.of(payload)
         if kind == "message_start":
             self._message_start(payload.get("message"))
         elif kind == "content_block_start":

@@ -10,6 +10,8 @@ translated ONCE, at the seam, into our `ProviderError` subclasses (httpx's own
     any other transport error (peer closed, read error)  → ProviderConnectionError
                                                            `connection_dropped`
     an HTTP status outside 2xx                           → ProviderHTTPError  (error type below)
+    … whose body says the prompt is over the context window → ProviderContextOverflowError
+                                                           `context_length_exceeded`
     a body that is not JSON, or an event too large       → ProviderResponseError
 
 Risky part: everything here reads bytes from a network peer, and the error line is printed and
@@ -35,7 +37,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import (
+    CONTEXT_LENGTH_EXCEEDED,
     ProviderConnectionError,
+    ProviderContextOverflowError,
     ProviderHTTPError,
     ProviderResponseError,
     ProviderTimeoutError,
@@ -52,6 +56,7 @@ __all__ = [
     "MAX_RETRY_AFTER_S",
     "Endpoint",
     "HttpProvider",
+    "context_overflow_in",
     "error_type_in",
     "error_type_of",
     "retry_after_of",
@@ -115,11 +120,14 @@ def error_type_of(status: int, body: bytes) -> str:
 
     Never returns text from the body that is not in `KNOWN_ERROR_TYPES`.
     """
+    return error_type_in(_decoded_body(body)) or f"http_{status}"
+
+
+def _decoded_body(body: bytes) -> Any:
     try:
-        data = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError):
-        data = None
-    return error_type_in(data) or f"http_{status}"
+        return None
 
 
 def error_type_in(data: Any) -> str | None:
@@ -176,6 +184,36 @@ def _finite(raw: str) -> float | None:
 
 def _bounded(seconds: float) -> float:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+_OVERFLOW_PHRASES = ("prompt is too long", "maximum context length")
+"""Lowercased phrases of an error message that mean the context window overflowed:
+Anthropic's `invalid_request_error` (`prompt is too long: 208310 tokens > 200000 maximum`)
+and OpenAI's (`This model's maximum context length is 128000 tokens…`), which vLLM and
+LiteLLM repeat without OpenAI's `code`, under a type of their own (`BadRequestError`)."""
+
+
+def context_overflow_in(data: Any) -> bool:
+    """Whether a decoded error body says the prompt exceeds the model's context window.
+
+    True for OpenAI's `{"error": {"code": "context_length_exceeded"}}` (or that word as the
+    `type`, as some compatible servers send it), and for an error whose message (`error.message`,
+    or a top-level `message` as older vLLM sends it) holds one of `_OVERFLOW_PHRASES`. The
+    message is only searched, and only its first 4 KiB: nothing of it leaves but this bool.
+    """
+    if not isinstance(data, dict):
+        return False
+    error = data.get("error")
+    if isinstance(error, dict):
+        if CONTEXT_LENGTH_EXCEEDED in (error.get("code"), error.get("type")):
+            return True
+        message = error.get("message")
+    else:
+        message = data.get("message")
+    if not isinstance(message, str):
+        return False
+    lowered = message[:4096].lower()
+    return any(phrase in lowered for phrase in _OVERFLOW_PHRASES)
 
 
 class Endpoint:
@@ -276,10 +314,12 @@ class Endpoint:
     async def _raise_for_status(self, response: httpx.Response) -> None:
         if response.is_success:
             return
-        body = await _read_capped(response, MAX_ERROR_BODY_BYTES) or b""
+        data = _decoded_body(await _read_capped(response, MAX_ERROR_BODY_BYTES) or b"")
+        if context_overflow_in(data):
+            raise ProviderContextOverflowError(self.provider, status=response.status_code)
         raise ProviderHTTPError(
             self.provider,
-            error_type_of(response.status_code, body),
+            error_type_in(data) or f"http_{response.status_code}",
             status=response.status_code,
             retry_after=retry_after_of(response.headers),
         )

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..errors import (
     ProviderConnectionError,
+    ProviderContextOverflowError,
     ProviderError,
     ProviderHTTPError,
     ProviderResponseError,
@@ -49,7 +50,7 @@ from ._anthropic_wire import (
     to_messages,
     to_tools,
 )
-from ._http import HttpProvider, error_type_in
+from ._http import HttpProvider
 from .base import ProviderRequest, ProviderResponse
 
 __all__ = [
@@ -142,6 +143,8 @@ class AnthropicProvider(HttpProvider):
 
         Raises:
             ProviderHTTPError: an error status, or an error the API sent inside a 200.
+            ProviderContextOverflowError: the same, saying the prompt is too long (a 400
+                `invalid_request_error` whose message says so).
             ProviderTimeoutError: connecting or reading passed `timeout_s`.
             ProviderConnectionError: no connection, the stream ended before `message_stop`,
                 or it sent an error event of a type outside the API's vocabulary
@@ -160,12 +163,12 @@ class AnthropicProvider(HttpProvider):
                 return await self._streamed(body, request)
             answer = await self._endpoint.post_json(_PATH, body)
             if isinstance(answer, dict) and answer.get("type") == "error":
-                raise InBandError(error_type_in(answer))
+                raise InBandError.of(answer)
             return parse_message(answer)
         except WireFormatError as exc:
             raise ProviderResponseError(self.name, "invalid_response") from exc
         except InBandError as exc:
-            raise self._in_band_error(exc.error_type) from exc
+            raise self._in_band_error(exc) from exc
 
     async def _streamed(self, body: dict[str, Any], request: ProviderRequest) -> ProviderResponse:
         assembler = StreamAssembler()
@@ -181,8 +184,11 @@ class AnthropicProvider(HttpProvider):
             raise ProviderConnectionError(self.name, "connection_dropped")
         return assembler.response()
 
-    def _in_band_error(self, error_type: str | None) -> ProviderError:
+    def _in_band_error(self, error: InBandError) -> ProviderError:
+        error_type = error.error_type
         status = ERROR_STATUS.get(error_type or "")
+        if error.overflow:
+            return ProviderContextOverflowError(self.name, status=status or 400)
         if error_type is None or status is None:
             # Not a word of the API's vocabulary: the stream broke for a reason we cannot name.
             return ProviderConnectionError(self.name, "stream_error")

@@ -29,8 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProviderConnectionError, ProviderResponseError
-from ._http import HttpProvider, error_type_in
+from ..errors import ProviderConnectionError, ProviderContextOverflowError, ProviderResponseError
+from ._http import HttpProvider, context_overflow_in, error_type_in
 from .base import NativeToolCall, ProviderRequest, ProviderResponse, Usage
 
 __all__ = ["OpenAIProvider"]
@@ -137,7 +137,10 @@ def _decoded(data: str, provider: str) -> dict[str, Any]:
     if not isinstance(chunk, dict):
         raise _invalid(provider)
     if "error" in chunk:
-        # An error event mid-stream: its type only when it is a known word.
+        # An error event mid-stream: its type only when it is a known word. An overflow
+        # reads as the 400 the API would have answered before streaming.
+        if context_overflow_in(chunk):
+            raise ProviderContextOverflowError(provider)
         raise ProviderResponseError(provider, error_type_in(chunk) or "stream_error")
     return chunk
 

@@ -3,7 +3,8 @@
 `demo` and most tests use it. It is not a mock: it sits behind the same seam as any backend,
 reports usage like one (estimated from text length when the script gives none), the response
 model, id and finish reasons a recording kept (`--record`), raises the provider error a
-recording ended with (`error:`; never retried: `max_retries` is 0), and raises
+recording ended with (`error:`; never retried: `max_retries` is 0; `context_length_exceeded`
+as the overflow the loop recovers from), and raises
 `ScenarioExhaustedError` when the turn asks for more responses than the script has.
 """
 
@@ -12,7 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ..errors import ProviderError, ProviderHTTPError, ScenarioExhaustedError
+from ..errors import (
+    CONTEXT_LENGTH_EXCEEDED,
+    ProviderContextOverflowError,
+    ProviderError,
+    ProviderHTTPError,
+    ScenarioExhaustedError,
+)
 from ..scenario import ScenarioResponse
 from .base import NativeToolCall, Provider, ProviderRequest, ProviderResponse, Usage
 
@@ -51,7 +58,8 @@ class ScriptedProvider(Provider):
         Raises:
             ScenarioExhaustedError: no scripted response is left.
             ProviderError: the scripted response is a recorded provider failure (`error:`);
-                `ProviderHTTPError` when it has a status.
+                `ProviderHTTPError` when it has a status, `ProviderContextOverflowError` when
+                its `error_type` is `context_length_exceeded` (the loop trims and retries).
         """
         if self._next >= len(self._responses):
             raise ScenarioExhaustedError(
@@ -65,6 +73,8 @@ class ScriptedProvider(Provider):
             await asyncio.sleep(scripted.delay_ms / 1000)
         if scripted.error is not None:
             failure = scripted.error
+            if failure.error_type == CONTEXT_LENGTH_EXCEEDED:
+                raise ProviderContextOverflowError(self.name, status=failure.status or 400)
             if failure.status is not None:
                 raise ProviderHTTPError(self.name, failure.error_type, status=failure.status)
             raise ProviderError(self.name, failure.error_type)
