@@ -21,6 +21,8 @@ __all__ = [
     "AgentStart",
     "ApprovalDecision",
     "ApprovalSurface",
+    "ContextTrimReason",
+    "ContextTrimmed",
     "Correlation",
     "Decision",
     "EventIds",
@@ -123,6 +125,15 @@ class LoopSeverity(StrEnum):
     WARNING = "warning"
     BLOCK = "block"
     ABORT = "abort"
+
+
+class ContextTrimReason(StrEnum):
+    """Why the oldest turns were left out of a request (`turn/context_window.py`)."""
+
+    BUDGET = "budget"
+    """`context_token_budget`, before the first request of a turn."""
+    OVERFLOW = "overflow"
+    """The provider said the prompt exceeds its context window; the request is sent again."""
 
 
 CALL_CANCELLED = "cancelled"
@@ -355,6 +366,29 @@ class ToolProgress:
     time_ns: int
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextTrimmed:
+    """The oldest whole turns were left out of the turn's requests (counts only, no content).
+
+    The span observer records it as a `zeroclaw.context.trimmed` event on the turn's root
+    span, the log observer as a `context_trimmed` line.
+    """
+
+    correlation: Correlation
+    iteration: int
+    """The provider call the cut was made for."""
+    reason: ContextTrimReason
+    messages_dropped: int
+    turns_dropped: int
+    tokens_before: int
+    """Estimated tokens of the request before the cut (chars/4 + 4 per message)."""
+    tokens_after: int
+    """Estimated tokens of the request after the cut."""
+    token_budget: int
+    """The target: `context_token_budget`, or two thirds of `tokens_before` after an overflow."""
+    time_ns: int
+
+
 ObserverEvent = (
     AgentStart
     | AgentEnd
@@ -366,4 +400,5 @@ ObserverEvent = (
     | ToolProgress
     | ApprovalDecision
     | LoopDetection
+    | ContextTrimmed
 )

@@ -32,6 +32,8 @@ from ..events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    ContextTrimmed,
+    ContextTrimReason,
     Correlation,
     EventIds,
     LlmRequest,
@@ -76,8 +78,6 @@ _TURN_LEVELS = {TurnOutcomeKind.ABORTED: logging.WARNING, TurnOutcomeKind.ERROR:
 _LOOP_LEVELS = {"abort": logging.ERROR}
 
 
-
-
 _LLM_FAILURE_LEVELS = {CALL_CANCELLED: logging.WARNING}
 
 
@@ -91,7 +91,8 @@ class LogObserver:
     `await_approval` span's (each falling back to the root's), the others the root's;
     `on_event` alone writes null ids. A provider request sent again is an `llm_retry` warning
     (`attempt`, `error_type`, `status`, `wait_ms`) between the call's `llm_request` and
-    `llm_response`.
+    `llm_response`. Leaving the oldest turns out of the requests is a `context_trimmed` line
+    (`reason` `budget` at info, `overflow` at warning; counts only).
 
     Content: the redacted `arguments` and `result` of tool calls are written only with
     `capture_content=True`. Off by default: spans already carry the redacted content
@@ -130,6 +131,7 @@ class LogObserver:
             ToolCall: self._on_tool_call,
             ApprovalDecision: self._on_approval,
             LoopDetection: self._on_loop_detection,
+            ContextTrimmed: self._on_context_trimmed,
             AgentEnd: self._on_agent_end,
         }
 
@@ -290,6 +292,21 @@ class LogObserver:
             message=event.message,
         )
         self._log(_LOOP_LEVELS.get(event.severity, logging.WARNING), "loop_detection", **fields)
+
+    def _on_context_trimmed(self, event: ContextTrimmed, event_ids: EventIds) -> None:
+        fields = self._context(
+            event.correlation,
+            event_ids.root,
+            iteration=event.iteration,
+            reason=event.reason.value,
+            messages_dropped=event.messages_dropped,
+            turns_dropped=event.turns_dropped,
+            tokens_before=event.tokens_before,
+            tokens_after=event.tokens_after,
+            token_budget=event.token_budget,
+        )
+        overflow = event.reason is ContextTrimReason.OVERFLOW
+        self._log(logging.WARNING if overflow else logging.INFO, "context_trimmed", **fields)
 
     def _on_agent_end(self, event: AgentEnd, event_ids: EventIds) -> None:
         ids = event_ids.root

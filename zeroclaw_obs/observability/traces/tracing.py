@@ -38,6 +38,7 @@ from ..events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    ContextTrimmed,
     EventIds,
     Ids,
     LlmRequest,
@@ -189,6 +190,7 @@ class SpanObserver:
             ToolProgress: self._tool_progress,
             ApprovalDecision: self._approval,
             LoopDetection: self._loop_detection,
+            ContextTrimmed: self._context_trimmed,
         }
         self._queue: BoundedBatcher[PendingSpan | RootEnd] = BoundedBatcher(
             self._build,
@@ -494,6 +496,25 @@ class SpanObserver:
                 "zeroclaw.loop_detection.kind": event.kind,
                 "zeroclaw.loop_detection.severity": event.severity,
                 "zeroclaw.loop_detection.message": event.message,
+            },
+            timestamp=event.time_ns,
+        )
+
+    def _context_trimmed(self, event: ContextTrimmed) -> None:
+        """A `zeroclaw.context.trimmed` event on the live root span: counts only."""
+        turn = self._open.turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        turn.root.add_event(
+            "zeroclaw.context.trimmed",
+            {
+                "zeroclaw.context.reason": event.reason.value,
+                "zeroclaw.iteration": event.iteration,
+                "zeroclaw.context.messages_dropped": event.messages_dropped,
+                "zeroclaw.context.turns_dropped": event.turns_dropped,
+                "zeroclaw.context.tokens_before": event.tokens_before,
+                "zeroclaw.context.tokens_after": event.tokens_after,
+                "zeroclaw.context.token_budget": event.token_budget,
             },
             timestamp=event.time_ns,
         )
