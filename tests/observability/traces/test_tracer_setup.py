@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import (
@@ -23,6 +22,7 @@ from zeroclaw_obs.errors import ConfigError
 from zeroclaw_obs.observability.batching import BoundedBatchSpanProcessor
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter, read_otlp_json
+from zeroclaw_obs.observability.traces.otlp_proto import OtlpProtoSpanExporter as HttpExporter
 from zeroclaw_obs.observability.traces.tracer_setup import (
     ContentCapture,
     build_resource,
@@ -179,7 +179,8 @@ class TestEndpoint:
 
 class TestExporterSelection:
     def test_default_is_otlp_http(self):
-        """No variables: one OTLP/HTTP exporter (the specification's default protocol)."""
+        """No variables: one OTLP/HTTP protobuf exporter (the specification's default
+        protocol), the SDK's with our encoder."""
         assert [HttpExporter] == [type(e) for e in exporters({})]
 
     def test_grpc_protocol(self):

@@ -1,0 +1,446 @@
+"""Our OTLP protobuf encoder against the SDK's, and the exporter over real loopback HTTP."""
+
+from __future__ import annotations
+
+import enum
+import gzip
+import logging
+import math
+import os
+from collections.abc import Iterator, Sequence
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.util import BoundedList
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
+
+from zeroclaw_obs.observability.traces.otlp_proto import (
+    OtlpProtoEncoder,
+    OtlpProtoSpanExporter,
+    encode_otlp_proto,
+)
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
+
+from ...conftest import make_replay
+from ...receivers import HttpReceiver, decode
+
+TRACE_ID = 0x0102030405060708090A0B0C0D0E0F10
+CONTEXT = SpanContext(TRACE_ID, 0x1112131415161718, False, TraceFlags(1))
+PARENT = SpanContext(TRACE_ID, 0xA1A2A3A4A5A6A7A8, False, TraceFlags(1))
+REMOTE = SpanContext(TRACE_ID, 0xB1B2B3B4B5B6B7B8, True, TraceFlags(1))
+STATEFUL = SpanContext(TRACE_ID, 0x21, False, TraceFlags(1), TraceState([("a", "b"), ("c", "d")]))
+
+
+@pytest.fixture(autouse=True)
+def _no_otel_environment(monkeypatch):
+    """The SDK exporter reads the process environment: keep the developer's shell out."""
+    for name in list(os.environ):
+        if name.startswith("OTEL_"):
+            monkeypatch.delenv(name)
+
+
+def sdk_bytes(spans: Sequence[ReadableSpan]) -> bytes:
+    """The reference: what the SDK's OTLP/HTTP exporter sends."""
+    return encode_spans(spans).SerializePartialToString()
+
+
+def assert_same_as_sdk(spans: Sequence[ReadableSpan]) -> None:
+    """The same bytes as the SDK's encoder, and they decode to an equal message."""
+    ours = encode_otlp_proto(spans)
+    reference = sdk_bytes(spans)
+    assert encode_spans(spans) == ExportTraceServiceRequest.FromString(ours)
+    assert reference == ours
+
+
+def span_with(**fields) -> ReadableSpan:
+    base = {
+        "name": "s",
+        "context": CONTEXT,
+        "resource": Resource({"service.name": "svc"}, schema_url="https://schema/1"),
+        "status": Status(StatusCode.UNSET),
+    }
+    return ReadableSpan(**{**base, **fields})
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Name(str):
+    pass
+
+
+EDGE_ATTRIBUTES = {
+    "empty": "",
+    "zero": 0,
+    "negative": -5,
+    "min.int64": -(2**63),
+    "max.int64": 2**63 - 1,
+    "float": 0.1,
+    "zero.float": 0.0,
+    "negative.zero": -0.0,
+    "nan": math.nan,
+    "inf": math.inf,
+    "-inf": -math.inf,
+    "false": False,
+    "true": True,
+    "empty.tuple": (),
+    "mixed.tuple": (None, "x", 1, 2.5, True),
+    "nested": ((1, 2), ("a",), ()),
+    "list": [1.5, 2.5],
+    "bytes": b"\x00\x01\xff",
+    "empty.bytes": b"",
+    "bytearray": bytearray(b"\x01\x02"),
+    "mapping": {"k": 1, 2: "v", "nested": {"a": [1, {"b": None}]}},
+    "": "empty key",
+    "none": None,
+    "int.enum": Level.HIGH,
+    "str.subclass": Name("n"),
+    "long": "x" * 300,
+    "unicode": "ü ñ \u2028 \x7f \x00 😀",
+}
+"""Every kind of value the SDK's encoder reads, and the defaults protobuf treats specially."""
+
+EDGE_CASES = {
+    "edge attribute values": [span_with(attributes=EDGE_ATTRIBUTES)],
+    "events, links, error status, client kind, times": [
+        span_with(
+            parent=PARENT,
+            kind=SpanKind.CLIENT,
+            start_time=1_700_000_000_000_000_000,
+            end_time=1_700_000_000_000_001_000,
+            events=(Event("ev", {"k": 1}, timestamp=1_700_000_000_000_000_500),),
+            links=(Link(PARENT, {"l": "v"}),),
+            status=Status(StatusCode.ERROR, "bad: ü"),
+            instrumentation_scope=InstrumentationScope("scope", "1.0"),
+        )
+    ],
+    "trace state, remote parent, unset times, scope schema and attributes": [
+        span_with(
+            context=STATEFUL,
+            parent=REMOTE,
+            kind=SpanKind.SERVER,
+            start_time=0,
+            end_time=None,
+            instrumentation_scope=InstrumentationScope("n", None, "https://s", {"sa": 1}),
+        )
+    ],
+    "empty event, event without attributes, remote and local links": [
+        span_with(
+            events=(Event("", {}, 0), Event("e", None, 5)),
+            links=(Link(REMOTE, None), Link(CONTEXT, {"a": 1})),
+            status=Status(StatusCode.OK),
+            instrumentation_scope=InstrumentationScope("", ""),
+        )
+    ],
+    "a parent whose span id is zero": [span_with(parent=SpanContext(TRACE_ID, 0, False))],
+    "every kind, no name": [span_with(name="", kind=kind) for kind in SpanKind],
+    "dropped attributes, events and links": [
+        span_with(
+            attributes=BoundedAttributes(2, {"a": 1, "b": 2, "c": 3, "d": 4}),
+            events=BoundedList.from_seq(1, [Event("e1"), Event("e2"), Event("e3")]),
+            links=BoundedList.from_seq(1, [Link(PARENT), Link(REMOTE)]),
+        ),
+        span_with(events=(Event("e", BoundedAttributes(1, {"a": 1, "b": 2})),)),
+    ],
+    "grouped by equal resources and scopes, in order of first appearance": [
+        span_with(resource=Resource({"r": 1})),
+        span_with(instrumentation_scope=InstrumentationScope("a", "1")),
+        span_with(resource=Resource({})),
+        span_with(
+            resource=Resource({"r": 1}), instrumentation_scope=InstrumentationScope("a", "1")
+        ),
+        span_with(instrumentation_scope=InstrumentationScope("a", "1")),
+    ],
+    "no spans": [],
+}
+
+
+class TestEncodeOtlpProto:
+    @pytest.mark.parametrize("spans", EDGE_CASES.values(), ids=EDGE_CASES.keys())
+    def test_is_what_the_sdk_encoder_writes(self, spans):
+        """Byte for byte the SDK's `encode_spans(...).SerializePartialToString()`."""
+        assert_same_as_sdk(spans)
+
+    async def test_a_whole_turn_is_what_the_sdk_encoder_writes(self):
+        """The spans of a real turn (every kind, events, errors, receipts) encode the same."""
+        provider = TracerProvider(resource=Resource({"service.name": "t"}))
+        memory = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        observer = SpanObserver(provider)
+        replay = make_replay(TURN, observer=observer, receipt_key=bytes(32))
+        await replay.run()
+        observer.shutdown()
+        spans = memory.get_finished_spans()
+        assert 5 < len(spans)
+        assert_same_as_sdk(spans)
+
+    def test_an_attribute_the_sdk_cannot_encode_is_skipped_and_logged_without_value(self, caplog):
+        """An unsupported type, an integer beyond int64, text that is not UTF-8 (also as an
+        array item or a key): the attribute is skipped, the rest of the span is kept."""
+        attributes = {
+            "object": object(),
+            "big": 2**63,
+            "small": -(2**63) - 1,
+            "surrogate": "a\ud800b",
+            "list": ["a", "b\udc00"],
+            "key\ud800": "v",
+            "enum": StatusCode.ERROR,
+            "ok": "x",
+        }
+        spans = [span_with(attributes=attributes)]
+        with caplog.at_level(logging.WARNING, "zeroclaw_obs.observability.traces.otlp_proto"):
+            encoded = encode_otlp_proto(spans)
+        assert sdk_bytes(spans) == encoded
+        request = ExportTraceServiceRequest.FromString(encoded)
+        (span,) = request.resource_spans[0].scope_spans[0].spans
+        assert ["ok"] == [pair.key for pair in span.attributes]
+        ours = [r.getMessage() for r in caplog.records if r.name.startswith("zeroclaw_obs")]
+        assert 7 == len(ours)
+        assert not [m for m in ours if "ud800" in m or "2**63" in m or "object at" in m]
+
+    @pytest.mark.parametrize(
+        "span",
+        [
+            span_with(name="x\ud800"),
+            span_with(status=Status(StatusCode.ERROR, "x\ud800")),
+            span_with(events=(Event("x\ud800"),)),
+            span_with(start_time=-1),
+            span_with(kind="not a kind"),
+        ],
+        ids=["name", "status message", "event name", "negative time", "kind"],
+    )
+    def test_what_the_sdk_cannot_encode_outside_attributes_fails_the_request(self, span):
+        """Such text or values outside an attribute fail the request, as in protobuf."""
+        with pytest.raises(Exception):  # noqa: B017 - the SDK's encoder raises several types
+            sdk_bytes([span])
+        with pytest.raises(Exception):  # noqa: B017
+            encode_otlp_proto([span])
+
+    def test_repeated_encodings_are_the_same(self):
+        """What the encoder remembers between requests never changes what it writes."""
+        encoder = OtlpProtoEncoder()
+        spans = [span_with(attributes={"k": "v", "n": 1, "b": True, "f": -0.0})]
+        other = [span_with(attributes={"k": "w", "n": True, "b": 1, "f": 0.0})]
+        for _ in range(3):
+            assert sdk_bytes(spans) == encoder.encode(spans)
+            assert sdk_bytes(other) == encoder.encode(other)
+
+
+def values(text):
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**64), max_value=2**64),
+        st.floats(allow_nan=False),
+        text,
+        st.binary(max_size=8),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.dictionaries(text, inner, max_size=3),
+        ),
+        max_leaves=6,
+    )
+
+
+ANY_TEXT = st.text(st.characters(exclude_categories=()), max_size=12)
+"""Text with lone surrogates too: the encoders must agree on what they cannot encode."""
+TEXT = st.text(max_size=12)
+ATTRIBUTES = st.dictionaries(ANY_TEXT, values(ANY_TEXT), max_size=5)
+CONTEXTS = st.builds(
+    SpanContext,
+    trace_id=st.integers(1, 2**128 - 1),
+    span_id=st.integers(1, 2**64 - 1),
+    is_remote=st.booleans(),
+    trace_flags=st.sampled_from([TraceFlags(0), TraceFlags(1)]),
+    trace_state=st.one_of(
+        st.none(),
+        st.lists(
+            st.tuples(
+                st.from_regex(r"[a-z]{1,5}", fullmatch=True),
+                st.from_regex(r"[a-z0-9]{1,5}", fullmatch=True),
+            ),
+            max_size=2,
+        ).map(TraceState),
+    ),
+)
+TIMES = st.one_of(st.none(), st.integers(0, 2**64 - 1))
+RESOURCES = st.sampled_from(
+    [Resource({"service.name": "a"}), Resource({"service.name": "b"}, "https://s"), Resource({})]
+)
+SCOPES = st.sampled_from(
+    [None, InstrumentationScope("a", "1"), InstrumentationScope("b", None, "https://x", {"k": 1})]
+)
+SPANS = st.builds(
+    ReadableSpan,
+    name=TEXT,
+    context=CONTEXTS,
+    parent=st.one_of(st.none(), CONTEXTS),
+    resource=RESOURCES,
+    attributes=ATTRIBUTES,
+    events=st.lists(
+        st.builds(
+            Event,
+            name=TEXT,
+            attributes=st.dictionaries(TEXT, values(TEXT), max_size=3),
+            timestamp=TIMES,
+        ),
+        max_size=2,
+    ),
+    links=st.lists(
+        st.builds(
+            Link, context=CONTEXTS, attributes=st.dictionaries(TEXT, values(TEXT), max_size=3)
+        ),
+        max_size=2,
+    ),
+    kind=st.sampled_from(list(SpanKind)),
+    status=st.builds(Status, st.sampled_from(list(StatusCode)), st.one_of(st.none(), TEXT)),
+    start_time=TIMES,
+    end_time=TIMES,
+    instrumentation_scope=SCOPES,
+)
+
+
+class TestEncoderProperties:
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(SPANS, max_size=4))
+    def test_any_spans_encode_as_the_sdk_encodes_them(self, spans):
+        """Any spans, attributes of every value type, events, links, statuses, kinds, trace
+        states and groups: the same bytes as the SDK's encoder, or both fail."""
+        logging.disable(logging.CRITICAL)  # both encoders log every skipped attribute
+        try:
+            try:
+                reference = sdk_bytes(spans)
+            except Exception:
+                with pytest.raises(Exception):  # noqa: B017
+                    encode_otlp_proto(spans)
+                return
+            assert reference == encode_otlp_proto(spans)
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+TURN = {
+    "agent": {"alias": "bot"},
+    "user": "weather?",
+    "config": {"approval": {"auto_approve": ["get_weather"]}, "receipts": {"enabled": True}},
+    "tools": [
+        {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "responses": [
+                {"when": {"city": "Nowhere"}, "error": "no such city"},
+                {"default": {"output": "4C"}},
+            ],
+        }
+    ],
+    "responses": [
+        {
+            "tool_calls": [
+                {"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
+                {"id": "c2", "name": "get_weather", "arguments": {"city": "Nowhere"}},
+                {"id": "c3", "name": "invented", "arguments": {}},
+            ]
+        },
+        {"text": "done"},
+    ],
+}
+
+
+@pytest.fixture
+def receiver() -> Iterator[HttpReceiver]:
+    receiver = HttpReceiver()
+    yield receiver
+    receiver.close()
+
+
+SPANS_TO_SEND = [
+    span_with(name="first", attributes={"a": "1", "n": 2}),
+    span_with(name="second", parent=PARENT, events=(Event("e", {"k": True}, 7),)),
+]
+
+
+class TestOtlpProtoSpanExporter:
+    def test_a_loopback_receiver_gets_the_spans(self, receiver):
+        """One POST to /v1/traces whose body is the SDK's encoding of the same spans."""
+        exporter = OtlpProtoSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=5)
+        try:
+            assert SpanExportResult.SUCCESS == exporter.export(SPANS_TO_SEND)
+        finally:
+            exporter.shutdown()
+        assert [sdk_bytes(SPANS_TO_SEND)] == receiver.requests
+        assert ["first", "second"] == [s["name"] for s in decode(receiver.requests)]
+        assert {"a": "1", "n": 2} == decode(receiver.requests)[0]["attributes"]
+
+    def test_the_sdk_compression_variable_is_honoured(self, receiver, monkeypatch):
+        """`OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip`: the body is gzip of our encoding."""
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip")
+        exporter = OtlpProtoSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=5)
+        try:
+            assert SpanExportResult.SUCCESS == exporter.export(SPANS_TO_SEND)
+        finally:
+            exporter.shutdown()
+        (body,) = receiver.requests
+        assert sdk_bytes(SPANS_TO_SEND) == gzip.decompress(body)
+
+    def test_a_refusing_receiver_is_a_failure(self):
+        """A 400 answer reads as FAILURE (the SDK's client decides; it does not retry 400)."""
+        refusing = HttpReceiver(status=400)
+        exporter = OtlpProtoSpanExporter(endpoint=f"{refusing.endpoint}/v1/traces", timeout=5)
+        try:
+            assert SpanExportResult.FAILURE == exporter.export(SPANS_TO_SEND)
+        finally:
+            exporter.shutdown()
+            refusing.close()
+
+    def test_a_request_over_the_size_limit_is_not_sent(self, receiver):
+        """`max_request_size` is the SDK's: a larger request is dropped before sending."""
+        exporter = OtlpProtoSpanExporter(
+            endpoint=f"{receiver.endpoint}/v1/traces", timeout=5, max_request_size=10
+        )
+        try:
+            assert SpanExportResult.FAILURE == exporter.export(SPANS_TO_SEND)
+        finally:
+            exporter.shutdown()
+        assert [] == receiver.requests
+
+    def test_a_span_it_cannot_encode_fails_the_batch_without_quoting_it(self, receiver, caplog):
+        """An unencodable name fails the export; the log line names the error type only."""
+        exporter = OtlpProtoSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=5)
+        secret = "hunter2\ud800"
+        try:
+            with caplog.at_level(logging.ERROR):
+                result = exporter.export([span_with(name=secret)])
+        finally:
+            exporter.shutdown()
+        assert SpanExportResult.FAILURE == result
+        assert [] == receiver.requests
+        assert not [r for r in caplog.records if "hunter2" in r.getMessage()]
+
+    def test_after_shutdown_is_a_failure(self, receiver):
+        """As the SDK's exporter: nothing is sent once shut down."""
+        exporter = OtlpProtoSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=5)
+        exporter.shutdown()
+        assert SpanExportResult.FAILURE == exporter.export(SPANS_TO_SEND)
+        assert [] == receiver.requests
