@@ -56,10 +56,6 @@ def _no_otel_environment(monkeypatch):
             monkeypatch.delenv(name)
 
 
-
-
-
-
 class Blackhole:
     """A TCP socket that accepts connections and never answers."""
 
@@ -90,8 +86,6 @@ def closed_port_endpoint() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
-
-
 
 
 def env_for(protocol: str, endpoint: str, **extra: str) -> dict[str, str]:

@@ -72,8 +72,6 @@ def scenario(*rounds: list[dict], **config: object) -> dict:
     }
 
 
-
-
 async def run_fetches(run_scenario, traced: Traced) -> None:
     """Two parallel calls (`c1` Paris, `c2` Oslo) to a tool whose code starts its own span,
     `GET {city}`, on another tracer of the same provider."""
