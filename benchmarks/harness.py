@@ -3,7 +3,9 @@
 Every turn runs through the real engine (`zeroclaw_obs.replay.build_replay` →
 `run_tool_call_loop`) with the default `NoopObserver` (telemetry off). Only the provider is
 swapped: `FastProvider` hands back pre-built `ProviderResponse`s by index, so the time a turn
-takes is the engine's (plus the tool's own, which is measured separately and is ~0 here).
+takes is the engine's (plus the tool's own, which is measured separately and is ~0 here:
+`tool_call_seconds`, `provider_call_seconds`). `measure` times several kinds of turn (`Case`)
+interleaved round by round.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from report import Timing
+
 from zeroclaw_obs.config import ApprovalConfig, ApprovalMode, RuntimeConfig
 from zeroclaw_obs.providers.base import (
     NativeToolCall,
@@ -25,23 +29,29 @@ from zeroclaw_obs.providers.base import (
 )
 from zeroclaw_obs.replay import Replay, build_replay
 from zeroclaw_obs.scenario import Scenario, ScenarioResponse
-from zeroclaw_obs.tools.base import Tool, ToolResult
+from zeroclaw_obs.tools.base import Tool, ToolResult, tool
 from zeroclaw_obs.turn.events import TurnEvent
 from zeroclaw_obs.turn.loop import TurnOutcome
 
 __all__ = [
     "FINAL_TEXT",
+    "Case",
     "FastProvider",
     "NoopTool",
     "SleepTool",
     "TurnShape",
     "WideOutputTool",
     "build_turn",
+    "case",
     "discard_events",
+    "make_function_tool",
+    "measure",
     "median",
+    "provider_call_seconds",
     "run_turn",
     "script",
     "timed_turn",
+    "tool_call_seconds",
 ]
 
 FINAL_TEXT = "done"
@@ -247,3 +257,75 @@ async def timed_turn(replay: Replay, *, gc_off: bool = True) -> float:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
+
+
+_FN_RESULTS = tuple(ToolResult.ok(f"ok {n}") for n in range(64))
+
+
+def make_function_tool() -> Tool:
+    """The same no-op as a `@tool` function (arguments validated by pydantic)."""
+
+    @tool(name="noop")
+    async def noop(i: int) -> ToolResult:
+        """Does nothing, immediately."""
+        return _FN_RESULTS[i & 63]
+
+    return noop
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kind of turn to time: how to build a fresh one, and whether gc stays off."""
+
+    build: Callable[[], Replay]
+    gc_off: bool = True
+
+
+def case(
+    shape: TurnShape, make_tool: Callable[[], Tool], *, gc_off: bool = True, **kw: Any
+) -> Case:
+    return Case(lambda: build_turn(shape, make_tool(), **kw), gc_off)
+
+
+async def measure(cases: dict[str, Case], rounds: int) -> dict[str, Timing]:
+    """Seconds per turn of each case, interleaved round by round.
+
+    Each round runs every case once, so a burst of load from elsewhere on the machine lands
+    on all cases alike instead of skewing one of them (their differences are what we report).
+    One untimed warm-up turn per case comes first.
+    """
+    for item in cases.values():
+        await run_turn(item.build())
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, item in cases.items():
+            times[name].append(await timed_turn(item.build(), gc_off=item.gc_off))
+    return {name: Timing.of(values) for name, values in times.items()}
+
+
+async def provider_call_seconds(n: int = 20_000) -> float:
+    """The benchmark provider's own `complete` cost (it must not be the bottleneck)."""
+    responses = script(TurnShape(n, 1), "noop")
+    provider = FastProvider(responses)
+    request = ProviderRequest(messages=[], tools=[], iteration=1)
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for _ in range(n):
+            await provider.complete(request)
+        return (time.perf_counter() - start) / n
+    finally:
+        gc.enable()
+
+
+async def tool_call_seconds(item: Tool, n: int = 20_000) -> float:
+    """The tool's own `execute` cost, awaited directly."""
+    args = [{"i": k} for k in range(n)]
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for a in args:
+            await item.execute(a)
+        return (time.perf_counter() - start) / n
+    finally:
+        gc.enable()

@@ -5,204 +5,48 @@ target is followed by a cProfile of the turn that produced it. Run with `--profi
 those profiles whatever the result, and `--quick` for fewer repeats.
 
     .venv/bin/python benchmarks/run.py [--quick] [--profile]
+
+One function per figure (`bench_overhead`, `bench_parallel`, `bench_flat`, `bench_memory`)
+measures and adds its rows to the `Report` (`report.py`); turns are built and timed by
+`harness.py`, the memory figure's tracemalloc run is `memory.py`, the cProfile of a missed
+figure is `profiling.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
-import gc
-import io
 import itertools
 import os
-import pstats
 import sys
 import time
 import traceback
-import tracemalloc
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (
-    FastProvider,
+    Case,
     NoopTool,
     SleepTool,
     TurnShape,
-    WideOutputTool,
     build_turn,
+    case,
+    make_function_tool,
+    measure,
     median,
-    run_turn,
-    script,
-    timed_turn,
+    provider_call_seconds,
+    tool_call_seconds,
 )
+from memory import memory_run
+from profiling import print_profile, profile_turn
+from report import MS, US, Report, Row, Timing, verdict
 
-from zeroclaw_obs.providers.base import ProviderRequest
 from zeroclaw_obs.replay import Replay
-from zeroclaw_obs.tools.base import Tool, ToolResult, tool
-
-US = 1e6
-MS = 1e3
-
+from zeroclaw_obs.tools.base import Tool
 
 # --------------------------------------------------------------------------------------------
-# Reporting
+# 1. Engine overhead per tool call, sequential path, no-op tool
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    """One line of the table; `ok` is None for an informational figure (no target)."""
-
-    section: str
-    label: str
-    value: str
-    target: str = "—"
-    ok: bool | None = None
-
-    @property
-    def result(self) -> str:
-        if self.label.startswith("ERROR"):
-            return "ERROR"
-        if self.ok is None:
-            return "info"
-        return "PASS" if self.ok else "MISS"
-
-
-@dataclass
-class Report:
-    """The table's rows, notes printed under it, and the profiles of missed figures."""
-
-    rows: list[Row] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    profiles: list[tuple[str, Callable[[], None], int]] = field(default_factory=list)
-
-    def add(
-        self, row: Row, profile: tuple[str, tuple[Callable[[], None], int]] | None = None
-    ) -> None:
-        """Add a row; when it missed its target, queue a profile of the turn behind it."""
-        self.rows.append(row)
-        if profile is not None and row.ok is False:
-            title, (run, calls) = profile
-            self.profiles.append((title, run, calls))
-
-    def table(self) -> str:
-        headers = ("#", "Figure", "Measured", "Target", "Result")
-        body = [(r.section, r.label, r.value, r.target, r.result) for r in self.rows]
-        widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(headers)]
-
-        def line(cells: tuple[str, ...]) -> str:
-            return "  ".join(
-                c.rjust(w) if i in (2, 3) else c.ljust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-
-        rule = "  ".join("-" * w for w in widths)
-        out = [line(headers), rule]
-        previous = None
-        for cells in body:
-            if previous is not None and cells[0] != previous:
-                out.append(rule)
-            previous = cells[0]
-            out.append(line(cells))
-        return "\n".join(out)
-
-
-def verdict(value: float, limit: float) -> bool:
-    return value <= limit
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Timing:
-    """The median and the best of repeated measurements, in seconds (or any unit)."""
-
-    median: float
-    best: float
-
-    @classmethod
-    def of(cls, values: list[float]) -> Timing:
-        return cls(median(values), min(values))
-
-    def __sub__(self, other: Timing | float) -> Timing:
-        o = other if isinstance(other, Timing) else Timing(other, other)
-        return Timing(self.median - o.median, self.best - o.best)
-
-    def __truediv__(self, n: float) -> Timing:
-        return Timing(self.median / n, self.best / n)
-
-    def __mul__(self, n: float) -> Timing:
-        return Timing(self.median * n, self.best * n)
-
-    def show(self, unit: str, digits: int = 1, *, best: bool = True) -> str:
-        """`median unit (best b)`; `best=False` for figures fitted across cases."""
-        text = f"{self.median:.{digits}f} {unit}"
-        return f"{text} (best {self.best:.{digits}f})" if best else text
-
-
-@dataclass(frozen=True)
-class Case:
-    """One kind of turn to time: how to build a fresh one, and whether gc stays off."""
-
-    build: Callable[[], Replay]
-    gc_off: bool = True
-
-
-def case(
-    shape: TurnShape, make_tool: Callable[[], Tool], *, gc_off: bool = True, **kw: Any
-) -> Case:
-    return Case(lambda: build_turn(shape, make_tool(), **kw), gc_off)
-
-
-async def measure(cases: dict[str, Case], rounds: int) -> dict[str, Timing]:
-    """Seconds per turn of each case, interleaved round by round.
-
-    Each round runs every case once, so a burst of load from elsewhere on the machine lands
-    on all cases alike instead of skewing one of them (their differences are what we report).
-    One untimed warm-up turn per case comes first.
-    """
-    for item in cases.values():
-        await run_turn(item.build())
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, item in cases.items():
-            times[name].append(await timed_turn(item.build(), gc_off=item.gc_off))
-    return {name: Timing.of(values) for name, values in times.items()}
-
-
-async def provider_call_seconds(n: int = 20_000) -> float:
-    """The benchmark provider's own `complete` cost (it must not be the bottleneck)."""
-    responses = script(TurnShape(n, 1), "noop")
-    provider = FastProvider(responses)
-    request = ProviderRequest(messages=[], tools=[], iteration=1)
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for _ in range(n):
-            await provider.complete(request)
-        return (time.perf_counter() - start) / n
-    finally:
-        gc.enable()
-
-
-async def tool_call_seconds(item: Tool, n: int = 20_000) -> float:
-    """The tool's own `execute` cost, awaited directly."""
-    args = [{"i": k} for k in range(n)]
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for a in args:
-            await item.execute(a)
-        return (time.perf_counter() - start) / n
-    finally:
-        gc.enable()
 
 
 def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
@@ -211,37 +55,6 @@ def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
     return slope, my - slope * mx
-
-
-_FN_RESULTS = tuple(ToolResult.ok(f"ok {n}") for n in range(64))
-
-
-def make_function_tool() -> Tool:
-    """The same no-op as a `@tool` function (arguments validated by pydantic)."""
-
-    @tool(name="noop")
-    async def noop(i: int) -> ToolResult:
-        """Does nothing, immediately."""
-        return _FN_RESULTS[i & 63]
-
-    return noop
-
-
-def profile_turn(
-    shape: TurnShape, make_tool: Callable[[], Tool], **kwargs: Any
-) -> tuple[Callable[[], None], int]:
-    """A runnable of one fresh turn of `shape` for cProfile, and its number of calls."""
-
-    def run() -> None:
-        replay = build_turn(shape, make_tool(), **kwargs)
-        asyncio.run(run_turn(replay))
-
-    return run, shape.total_calls
-
-
-# --------------------------------------------------------------------------------------------
-# 1. Engine overhead per tool call, sequential path, no-op tool
-# --------------------------------------------------------------------------------------------
 
 
 async def bench_overhead(report: Report, repeats: int) -> None:
@@ -441,115 +254,6 @@ async def bench_flat(report: Report, repeats: int) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def deep_size(root: Any) -> int:
-    """Bytes of a JSON-like structure (dicts, lists, tuples, strings, numbers), shared once."""
-    seen: set[int] = set()
-    stack = [root]
-    total = 0
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        if isinstance(obj, dict):
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
-        elif isinstance(obj, list | tuple):
-            stack.extend(obj)
-    return total
-
-
-def short_path(filename: str) -> str:
-    """`zeroclaw_obs/turn/x.py` inside the repo, `asyncio/x.py` for the standard library."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if filename.startswith(repo + os.sep):
-        return os.path.relpath(filename, repo)
-    return os.path.join(*filename.split(os.sep)[-2:])
-
-
-@dataclass
-class MemoryRun:
-    calls: int
-    first_half: float
-    """Bytes of growth per 1,000 calls over calls 0 … n/2."""
-    second_half: float
-    """Bytes of growth per 1,000 calls over calls n/2 … n."""
-    retained_per_call: float
-    history_per_call: float
-    final: int
-    """Bytes traced when the turn ended (allocated since tracing started, turn set-up included)."""
-    peak: int
-    peak_over_final: int
-    growth_sites: list[str]
-
-
-async def memory_run(
-    *,
-    calls: int,
-    per_iteration: int,
-    output: int,
-    cap: int,
-    keep_events: bool,
-    provider_yields: bool = False,
-) -> MemoryRun:
-    shape = TurnShape(calls // per_iteration, per_iteration)
-    samples: dict[int, int] = {}
-
-    def sample(request: ProviderRequest) -> None:
-        done = (request.iteration - 1) * per_iteration
-        samples[done] = tracemalloc.get_traced_memory()[0]
-
-    gc.collect()
-    tracemalloc.start(1)
-    try:
-        replay = build_turn(
-            shape,
-            WideOutputTool(output),
-            max_tool_result_chars=cap,
-            keep_events=keep_events,
-            on_request=sample,
-            provider_yields=provider_yields,
-        )
-        before = tracemalloc.take_snapshot()
-        tracemalloc.reset_peak()
-        gc.disable()
-        try:
-            await run_turn(replay)
-        finally:
-            gc.enable()
-        final, peak = tracemalloc.get_traced_memory()
-        after = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
-    half = calls // 2
-    start, middle, end = samples[0], samples[half], samples[calls]
-    ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
-    diff = after.filter_traces(ignore).compare_to(before.filter_traces(ignore), "lineno")
-    sites = []
-    for stat in diff[:8]:
-        if stat.size_diff <= 0:
-            continue
-        frame = stat.traceback[0]
-        where = short_path(frame.filename)
-        sites.append(
-            f"{where}:{frame.lineno}  +{stat.size_diff / calls:,.0f} B/call "
-            f"({stat.count_diff / calls:.1f} blocks/call)"
-        )
-    history = deep_size(replay.state.messages)
-    return MemoryRun(
-        calls=calls,
-        first_half=(middle - start) / half * 1000,
-        second_half=(end - middle) / (calls - half) * 1000,
-        retained_per_call=(end - start) / calls,
-        history_per_call=history / calls,
-        final=final,
-        peak=peak,
-        peak_over_final=peak - final,
-        growth_sites=sites,
-    )
-
-
 async def bench_memory(report: Report) -> None:
     calls, per_iteration, output, cap = 10_000, 10, 20_000, 2_000
     run = await memory_run(
@@ -648,52 +352,6 @@ async def bench_memory(report: Report) -> None:
 # --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
-
-
-# (label, files, functions) of the engine steps the per-call path goes through; `|` separates
-# alternatives (cProfile names files by their base name).
-STEPS = (
-    ("provider request + retries + LlmRequest/LlmResponse", "provider_call.py", "request_model"),
-    ("parse", "parse.py", "parse_response"),
-    ("prepare: resolve, validate, gate, dedup key", "prep.py", "prepare_calls"),
-    ("dispatch, per call (all of the below)", "dispatch.py", "_run"),
-    ("  open: card, ToolCallStart, args redact+JSON", "results.py", "open"),
-    ("  asyncio.timeout enter + exit", "timeouts.py", "__aenter__|__aexit__"),
-    ("  the tool's own execute()", "harness.py|base.py", "execute"),
-    ("  loop detection: key + record", "dispatch.py", "_detect_loop"),
-    ("  close: truncate, redact, tool_result, ToolCall", "results.py", "close"),
-    ("history append", "history.py", "append_round"),
-)
-
-
-def print_profile(title: str, run: Callable[[], Any], calls: int, top: int = 20) -> None:
-    """cProfile `run`: the top functions by own time, then the time of each engine step."""
-    profiler = cProfile.Profile()
-    gc.disable()
-    try:
-        profiler.enable()
-        run()
-        profiler.disable()
-    finally:
-        gc.enable()
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    stats.strip_dirs().sort_stats("tottime").print_stats(top)
-    print(f"\n--- cProfile: {title} (top {top} by own time) ---")
-    lines = out.getvalue().splitlines()
-    start = next((i for i, s in enumerate(lines) if "ncalls" in s), 0)
-    print("\n".join(lines[start:]).rstrip())
-    total = stats.total_tt  # type: ignore[attr-defined]
-    table: dict[tuple[str, int, str], tuple] = stats.stats  # type: ignore[attr-defined]
-    print(
-        f"\n    {'engine step (cumulative time under cProfile)':<50} {'µs/call':>7}  share of turn"
-    )
-    for label, filenames, functions in STEPS:
-        files, wanted = filenames.split("|"), functions.split("|")
-        cumulative = sum(
-            entry[3] for (f, _, fn), entry in table.items() if f in files and fn in wanted
-        )
-        print(f"    {label:<50} {cumulative / calls * US:7.1f}  {cumulative / total:6.1%}")
 
 
 async def collect(repeats: int) -> Report:

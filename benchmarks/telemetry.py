@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import Report, Row, verdict
+from report import Report, Row, verdict
 from telemetry_profile import print_profile
 from telemetry_receiver import OtlpReceiver
 from telemetry_timing import (
