@@ -789,3 +789,86 @@ class TestMcpServerErrors:
         }  # fmt: skip
         with pytest.raises(ConfigError, match=r"mcp_servers\.1\.name: duplicate MCP server name"):
             parse_scenario(data, "s")
+
+
+def with_bundles(bundles: dict, agent: dict | None = None, **fields: object) -> dict:
+    """A minimal scripted scenario with `bundles` (and an agent naming some)."""
+    data: dict = {"user": "x", "responses": [{"text": "x"}], "bundles": bundles, **fields}
+    if agent is not None:
+        data["agent"] = agent
+    return data
+
+
+def bundle_error(data: dict) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_scenario(data, "agent.yaml")
+    return str(info.value)
+
+
+class TestBundlesAndRiskProfile:
+    def test_a_file_without_bundles_grants_everything(self):
+        """No `agent.bundles`: the policy grants every tool and sets no profile."""
+        policy = parse_scenario(json.loads(json_scenario("tools", "[]")), "a.json").tool_policy()
+
+        assert (None, None, ()) == (policy.bundles, policy.profile, policy.narrowings)
+
+    def test_the_agent_s_bundles_and_profile_make_its_policy(self):
+        """`agent.bundles` picks bundles by key (each once), `risk_profile` is kept."""
+        data = with_bundles(
+            {"web": {"tools": ["fetch", "search_*"]}, "wx": {"mcp_servers": ["wx"]}},
+            {"bundles": ["wx", "web", "wx"], "risk_profile": "read_only"},
+            mcp_servers=[{"name": "wx", "tools": []}],
+        )
+
+        policy = parse_scenario(data, "a.yaml").tool_policy()
+
+        assert ["wx", "web"] == [bundle.name for bundle in policy.bundles or ()]
+        assert ("fetch", "search_*") == policy.bundles[1].tools  # type: ignore[index]
+        assert ("wx",) == policy.bundles[0].mcp_servers  # type: ignore[index]
+        assert "read_only" == policy.profile
+
+    def test_an_empty_bundle_list_grants_nothing(self):
+        """`agent.bundles: []` is an agent with no tools, not one with every tool."""
+        policy = parse_scenario(with_bundles({}, {"bundles": []}), "a.yaml").tool_policy()
+
+        assert () == policy.bundles
+
+    @pytest.mark.parametrize(
+        ("data", "line"),
+        [
+            (
+                with_bundles({"b": {"tools": ["x"]}}, {"bundles": ["b", TOKEN]}),
+                "agent.yaml: agent.bundles.1: not a key of `bundles`",
+            ),
+            (
+                with_bundles({TOKEN: {"mcp_servers": [TOKEN]}}),
+                "agent.yaml: bundles.<key 1>.mcp_servers.0: not the name of a server under "
+                "`mcp_servers`",
+            ),
+            (
+                with_bundles({"a": {"tools": ["x"]}, TOKEN: {}}),
+                "agent.yaml: bundles.<key 2>: a bundle needs `tools` or `mcp_servers`",
+            ),
+            (
+                with_bundles({TOKEN: {"tools": ["  "]}}),
+                "agent.yaml: bundles.<key 1>.tools.0: must not be blank",
+            ),
+            (
+                with_bundles({TOKEN: {"tools": ["x"], TOKEN: ["y"]}}),
+                "agent.yaml: bundles.<key 1>: unknown field (key 2)",
+            ),
+            (
+                with_bundles({"tools": {"toolz": ["x"]}}),
+                "agent.yaml: bundles.<key 1>: unknown field (key 1; did you mean `tools`?)",
+            ),
+            (
+                with_bundles({}, {"risk_profile": TOKEN}),
+                "agent.yaml: agent.risk_profile: Input should be 'full', 'supervised' or "
+                "'read_only'",
+            ),
+        ],
+    )
+    def test_bad_entries_are_one_line_naming_the_field(self, data: dict, line: str):
+        """Bundle keys, server names and patterns are operator words: the line names the place
+        (keys by position), never the word."""
+        assert line == bundle_error(data)

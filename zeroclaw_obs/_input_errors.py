@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import types
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -212,15 +213,19 @@ def _walk(
     """
     parts: list[str] = []
     data = _MISSING if data is None else data
+    keyed = False  # `data` is a free-form mapping (`dict[str, …]`): its keys are not fields
     for part in loc:
-        fields = _fields(model)
+        fields = {} if keyed else _fields(model)
         if isinstance(part, str) and part in fields:
             parts.append(part)
+            keyed = _is_mapping(fields[part])
             model = _inner_model(fields[part])
             data = data.get(part, _MISSING) if isinstance(data, Mapping) else _MISSING
         elif isinstance(data, Mapping) and _has_key(data, part):
             parts.append(f"<key {_position(data, part)}>")
-            data, model = data[part], None
+            # Below a key of a `dict[str, Model]` field (`bundles`) the model goes on.
+            data, model = data[part], (model if keyed else None)
+            keyed = False
         elif isinstance(part, int):
             parts.append(str(part))
             in_list = isinstance(data, list | tuple) and 0 <= part < len(data)
@@ -255,6 +260,16 @@ def _fields(model: type[BaseModel] | None) -> dict[str, Any]:
         if info.alias:
             fields[info.alias] = info.annotation
     return fields
+
+
+def _is_mapping(annotation: Any) -> bool:
+    """Whether a field holds a mapping (`dict[str, …]`, also when optional or annotated)."""
+    origin = get_origin(annotation)
+    if origin is dict or origin is Mapping:
+        return True
+    if origin in (Union, types.UnionType, Annotated):
+        return any(_is_mapping(arg) for arg in get_args(annotation))
+    return False
 
 
 def _inner_model(annotation: Any) -> type[BaseModel] | None:

@@ -1,5 +1,5 @@
-"""The scenario file's building blocks: the strict model base, the agent, scripted tools and
-their rules (`scenario.py` assembles the file from them)."""
+"""The scenario file's building blocks: the strict model base, the agent and its bundles,
+scripted tools and their rules (`scenario.py` assembles the file from them)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from pydantic import (
     Field,
     model_validator,
 )
+
+from .tools.registry import RiskProfile
 
 TOOL_SEARCH = "tool_search"
 """The built-in tool offered beside deferred MCP servers; no scripted tool may take its name."""
@@ -33,10 +35,36 @@ Name = Annotated[str, AfterValidator(not_blank)]
 
 
 class ScenarioAgent(StrictModel):
-    """Who runs the turn."""
+    """Who runs the turn, with which tools and how much it may do unasked."""
 
     alias: Name = "agent"
     channel: Name = "cli"
+    bundles: list[Name] | None = None
+    """Keys of the file's `bundles` this agent is granted. None (absent): every tool of the
+    file, as before bundles existed; `[]`: no tool at all."""
+    risk_profile: RiskProfile | None = None
+    """`full | supervised | read_only`: a ceiling on the approval config, and `read_only`
+    removes every tool that is not read-only (`tools/registry.py`, `profile_approval`).
+    None: the approval config as written."""
+
+
+class ScenarioBundle(StrictModel):
+    """A named set of tools (`bundles: {name: {tools: [...], mcp_servers: [...]}}`).
+
+    `tools` are names or `pattern_matches` patterns (`fs_*`, `*_read`, `wx__*`), matched
+    against every tool of the file, an MCP tool by its `server__tool` name; `mcp_servers`
+    grants every tool of the servers it names, including tools a server lists later. A bundle
+    only grants: the agent's risk profile and per-run narrowing can still remove its tools.
+    """
+
+    tools: list[Name] = Field(default_factory=list)
+    mcp_servers: list[Name] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> ScenarioBundle:
+        if not self.tools and not self.mcp_servers:
+            raise ValueError("a bundle needs `tools` or `mcp_servers`")
+        return self
 
 
 def _chosen_outcomes(

@@ -282,6 +282,12 @@ class TurnRecorder:
             }
             for server in servers
         ]
+        if scenario.agent.bundles:
+            # The bundles the agent names, so the recording grants what the run granted.
+            data["bundles"] = {
+                key: scenario.bundles[key].model_dump(mode="json")
+                for key in dict.fromkeys(scenario.agent.bundles)
+            }
         data["responses"] = [*self.responses, *([self._failure] if self._failure else [])]
         if scenario.cancel_after_ms is not None:
             data["cancel_after_ms"] = scenario.cancel_after_ms

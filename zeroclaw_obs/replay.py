@@ -10,6 +10,13 @@ The provider is built by kind (`build_provider`): the scripted one replays `resp
 one (`openai`, `anthropic`) is imported only when built, so a scripted run (`demo`) never
 imports httpx. Its key is read from the environment variable `api_key_env` names
 (`resolve_api_key`), never from the file. Whoever runs the turn awaits `provider.aclose()`.
+
+Tool assembly is wired here too: the registry carries the file's `ToolPolicy` (bundles, risk
+profile) narrowed by the run's `allowed_tools`, the approval config is the risk profile's
+(`profile_approval`), a real MCP server no granted bundle can reach is never started, and a
+bundle pattern or an allow-list entry that matches nothing is bad input
+(`Replay.check_tool_patterns`: before the run for the tools the file and Python give, again
+once real servers have listed theirs).
 """
 
 from __future__ import annotations
@@ -33,10 +40,16 @@ from .record import TurnRecorder
 from .redaction import Redactor
 from .scenario import Scenario, ScenarioProvider, ScenarioResponse
 from .tools.base import Provenance, Tool
-from .tools.deferred import ActivatedToolSet
+from .tools.deferred import ActivatedToolSet, ToolSearchTool
 from .tools.mcp import McpServer
 from .tools.python_tools import import_python_tools
-from .tools.registry import ToolRegistry
+from .tools.registry import (
+    ToolPolicy,
+    ToolRegistry,
+    pattern_matches,
+    pattern_reaches_server,
+    profile_approval,
+)
 from .tools.scripted import ScriptedTool
 from .turn.context import ResolvedAgentExecution, TurnState
 from .turn.events import TurnEventLog
@@ -49,6 +62,7 @@ __all__ = [
     "build_replay",
     "connected_mcp_servers",
     "resolve_api_key",
+    "unmatched_allowed",
 ]
 
 
@@ -68,6 +82,52 @@ class Replay:
     """Set when the run is recorded (`--record`): see `recording()`."""
     source: str = "scenario"
     """The scenario's file name, for error lines."""
+    allowed_tools: tuple[str, ...] | None = None
+    """The run's narrowing (`run --allow-tool`), None for none; the registry already carries
+    it, this copy is for `check_tool_patterns`."""
+    allowed_tools_field: str = "allowed_tools"
+    """How an error names the narrowing (`--allow-tool` on the command line)."""
+
+    def check_tool_patterns(self, pending: Sequence[str] = ()) -> None:
+        """Refuse a granted bundle's pattern, or an entry of the run's narrowing, that matches
+        no tool.
+
+        A bundle pattern is matched against every tool of the file (its registry, every MCP
+        server's `server__tool` names, `tool_search` beside a deferred server); an allow-list
+        entry against the tools the agent may use before narrowing (`unmatched_allowed`).
+
+        Args:
+            pending: real MCP servers not connected yet: patterns that could match one of
+                their tools are not judged now.
+
+        Raises:
+            ConfigError: `FILE: bundles.<key 2>.tools.0: matches no tool of this file`, or
+                `--allow-tool entry 2: matches no tool this agent may use`; names the place,
+                never the pattern or the bundle's name.
+        """
+        scenario = self.scenario
+        tools = list(self.execution.registry)
+        servers = self.execution.mcp_servers
+        names = [t.name for t in tools] + [w.name for s in servers for w in s.wrappers()]
+        if any(s.deferred for s in scenario.mcp_servers):
+            names.append(ToolSearchTool.name)
+        keys = list(scenario.bundles)
+        for key in dict.fromkeys(scenario.agent.bundles or ()):
+            for index, pattern in enumerate(scenario.bundles[key].tools):
+                if _judged(pattern, pending) and not _matches_any(pattern, names):
+                    raise ConfigError(
+                        f"{self.source}: bundles.<key {keys.index(key) + 1}>.tools.{index}: "
+                        "matches no tool of this file"
+                    )
+        if self.allowed_tools is None:
+            return
+        index = unmatched_allowed(
+            scenario.tool_policy(), tools, servers, self.allowed_tools, pending=pending
+        )
+        if index is not None:
+            raise ConfigError(
+                f"{self.allowed_tools_field} entry {index + 1}: matches no tool this agent may use"
+            )
 
     def recording(self) -> dict[str, Any]:
         """What the run saw, as scenario data that replays it offline (`record.py`).
@@ -107,6 +167,8 @@ class Replay:
         try:
             async with connected_mcp_servers(self) as servers:
                 self.execution.mcp_servers.extend(servers)
+                if servers:
+                    self.check_tool_patterns()
                 if self.recorder is not None:
                     # `--record` keeps real servers' results as scripted MCP tools.
                     self.recorder.track_tools([], servers)
@@ -131,6 +193,8 @@ def build_replay(
     env: Mapping[str, str] | None = None,
     recorder: TurnRecorder | None = None,
     conversation_id: str | None = None,
+    allowed_tools: Sequence[str] | None = None,
+    allowed_tools_field: str = "allowed_tools",
 ) -> Replay:
     """Build the runtime of one scenario.
 
@@ -151,13 +215,21 @@ def build_replay(
             after-hook on `hooks` for tool results, and records approval answers.
         conversation_id: the conversation the turn continues (`run --conversation-id`):
             spans name it as `gen_ai.conversation.id` / `session.id` instead of the turn.
+        allowed_tools: narrow this run to the tools these names or patterns match
+            (`run --allow-tool`); it only removes tools (`ToolPolicy.narrowed`).
+        allowed_tools_field: how an error names `allowed_tools`.
 
     Raises:
-        ConfigError: a Python tool cannot be imported, or a real provider's key variable
-            is not set (one line naming the file and the field).
+        ConfigError: a Python tool cannot be imported, a real provider's key variable
+            is not set, or a bundle pattern or `allowed_tools` entry matches nothing (one line
+            naming the file and the field).
     """
+    policy = scenario.tool_policy()
     config = scenario.config
-    registry = ToolRegistry(scope=scenario.agent.alias)
+    approval_config = profile_approval(config.approval, policy.profile)
+    if approval_config is not config.approval:
+        config = config.model_copy(update={"approval": approval_config})
+    registry = ToolRegistry(scope=scenario.agent.alias, policy=policy)
     for spec in scenario.tools:
         registry.register(ScriptedTool(spec))
     python = import_python_tools(
@@ -165,6 +237,8 @@ def build_replay(
     )
     for tool in [*python, *(extra_tools or [])]:
         registry.register(tool)
+    if allowed_tools is not None:
+        registry = registry.narrowed(allowed_tools)
     # Real servers (stdio, streamable HTTP) join in `Replay.run`, which owns their connections.
     servers = [
         McpServer(
@@ -207,7 +281,7 @@ def build_replay(
         events=events,
         conversation_id=conversation_id,
     )
-    return Replay(
+    replay = Replay(
         scenario=scenario,
         execution=execution,
         state=state,
@@ -217,7 +291,67 @@ def build_replay(
         extra_tools=list(extra_tools or []),
         recorder=recorder,
         source=source,
+        allowed_tools=None if allowed_tools is None else tuple(allowed_tools),
+        allowed_tools_field=allowed_tools_field,
     )
+    replay.check_tool_patterns(pending=_reachable_real_servers(scenario, policy))
+    return replay
+
+
+def unmatched_allowed(
+    policy: ToolPolicy,
+    tools: Sequence[Tool],
+    servers: Sequence[McpServer],
+    allowed: Sequence[str],
+    *,
+    pending: Sequence[str] = (),
+) -> int | None:
+    """The index of the first allow-list entry that matches no tool the agent may use.
+
+    "May use" is what `policy` admits before any narrowing: its bundles grant it and its risk
+    profile keeps it (`tool_search` counts when a deferred tool is admitted). An entry that
+    names only tools outside that set would narrow to nothing it names, so it is refused
+    rather than silently ignored; it could never add a tool either way.
+
+    Args:
+        policy: the agent's policy (its own narrowings are ignored).
+        tools: the registry's tools.
+        servers: the MCP servers connected so far.
+        allowed: the entries, names or patterns.
+        pending: real servers not connected yet; entries that could match their tools pass.
+    """
+    agent = ToolPolicy(bundles=policy.bundles, profile=policy.profile)
+    names = [t.name for t in tools if agent.admits(t)]
+    for server in servers:
+        admitted = [w.name for w in server.wrappers() if agent.admits(w)]
+        names.extend(admitted)
+        if server.deferred and admitted and ToolSearchTool.name not in names:
+            names.append(ToolSearchTool.name)
+    for index, pattern in enumerate(allowed):
+        if _judged(pattern, pending) and not _matches_any(pattern, names):
+            return index
+    return None
+
+
+def _matches_any(pattern: str, names: Sequence[str]) -> bool:
+    return any(pattern_matches(pattern, name) for name in names)
+
+
+def _judged(pattern: str, pending: Sequence[str]) -> bool:
+    """Whether `pattern` can be judged now: it could match no tool of a pending server (nor
+    `tool_search`, which a pending deferred server may bring)."""
+    if pending and pattern_matches(pattern, ToolSearchTool.name):
+        return False
+    return not any(pattern_reaches_server(pattern, server) for server in pending)
+
+
+def _reachable_real_servers(scenario: Scenario, policy: ToolPolicy) -> list[str]:
+    """The real (stdio, HTTP) servers the run connects: those a granted bundle can reach."""
+    return [
+        spec.name
+        for spec in scenario.mcp_servers
+        if spec.transport != "scripted" and policy.may_reach_server(spec.name)
+    ]
 
 
 def build_provider(
@@ -316,10 +450,12 @@ async def connected_mcp_servers(replay: Replay) -> AsyncIterator[list[McpServer]
         BadInputError: a server could not be started or initialized within its `timeout_s`
             (one line naming the file, the entry and the problem, never its command or URL).
     """
+    # A server no granted bundle can reach offers the agent nothing: it is never started.
+    reachable = set(_reachable_real_servers(replay.scenario, replay.execution.registry.policy))
     real = [
         (index, spec)
         for index, spec in enumerate(replay.scenario.mcp_servers)
-        if spec.transport != "scripted"
+        if spec.name in reachable
     ]
     if not real:
         yield []

@@ -14,6 +14,12 @@ The same holds for MCP servers (`ScenarioMcpServer`): an entry is scripted (`too
 `env_from`, an HTTP server's headers from `headers_env`, both naming environment variables.
 This module only validates them: connecting a server belongs to the wiring.
 
+Tool assembly (`bundles:`, `agent.bundles`, `agent.risk_profile`) is checked here as far as the
+file alone can tell (a bundle the agent names exists, a server a bundle names is declared);
+whether each bundle pattern matches a tool needs the tools themselves (Python tools, real MCP
+servers) and is checked by the wiring (`replay.py`). `Scenario.tool_policy()` is the
+`ToolPolicy` the file describes.
+
 Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
 one `ConfigError` line, whatever the bytes. Decoding is bounded (`_scenario_decoding.py`:
 nesting, alias expansion, integer size), before anything is built from it. A name the runtime
@@ -37,6 +43,7 @@ from ._scenario_base import (
     TOOL_SEARCH,
     Name,
     ScenarioAgent,
+    ScenarioBundle,
     ScenarioTool,
     ScriptedOutcome,
     ScriptedRule,
@@ -64,6 +71,7 @@ from .config import (
     register_field_names,
 )
 from .errors import ConfigError
+from .tools.registry import ToolBundle, ToolPolicy
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -74,6 +82,7 @@ __all__ = [
     "ProviderKind",
     "Scenario",
     "ScenarioAgent",
+    "ScenarioBundle",
     "ScenarioMcpServer",
     "ScenarioProvider",
     "ScenarioProviderError",
@@ -164,6 +173,8 @@ class Scenario(StrictModel):
     python_tools: list[str] = Field(default_factory=list)
     """`@tool` functions imported by path, `package.module:function` (`tools/python_tools.py`)."""
     mcp_servers: list[ScenarioMcpServer] = Field(default_factory=list)
+    bundles: dict[Name, ScenarioBundle] = Field(default_factory=dict)
+    """Named tool sets an agent is granted by `agent.bundles` (`ScenarioBundle`)."""
     responses: list[ScenarioResponse] = Field(default_factory=list)
     """The scripted model's replies, in order: required for `kind: scripted`, refused for a
     real backend (a file without them is an agent file)."""
@@ -209,6 +220,37 @@ class Scenario(StrictModel):
                     f"duplicate MCP server name (the same as mcp_servers.{first}.name)",
                 )
         return self
+
+    @model_validator(mode="after")
+    def _bundles_resolve(self) -> Scenario:
+        # Bundle keys and server names are operator words: problems name the place only.
+        for index, name in enumerate(self.agent.bundles or ()):
+            if name not in self.bundles:
+                raise FieldProblem(("agent", "bundles", index), "not a key of `bundles`")
+        servers = {server.name for server in self.mcp_servers}
+        for key, bundle in self.bundles.items():
+            for index, server in enumerate(bundle.mcp_servers):
+                if server not in servers:
+                    raise FieldProblem(
+                        ("bundles", key, "mcp_servers", index),
+                        "not the name of a server under `mcp_servers`",
+                    )
+        return self
+
+    def tool_policy(self) -> ToolPolicy:
+        """The agent's `ToolPolicy`: its bundles (None without `agent.bundles`) and risk
+        profile, with no narrowing."""
+        granted = None
+        if self.agent.bundles is not None:
+            granted = tuple(
+                ToolBundle(
+                    name=name,
+                    tools=tuple(self.bundles[name].tools),
+                    mcp_servers=tuple(self.bundles[name].mcp_servers),
+                )
+                for name in dict.fromkeys(self.agent.bundles)
+            )
+        return ToolPolicy(bundles=granted, profile=self.agent.risk_profile)
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> Scenario:

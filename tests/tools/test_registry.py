@@ -1,4 +1,5 @@
-"""Tests for `zeroclaw_obs.tools.registry`: the registry, exclusion and filter-group rules."""
+"""Tests for `zeroclaw_obs.tools.registry`: the registry, exclusion and filter-group rules, and
+the tool policy (bundles, risk profile, narrowing)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,24 @@ from typing import Any
 
 import pytest
 
-from zeroclaw_obs.config import FilterMode, ToolFilterGroup
+from zeroclaw_obs.config import ApprovalAutonomy, ApprovalConfig, FilterMode, ToolFilterGroup
 from zeroclaw_obs.tools.base import Tool, ToolResult
+from zeroclaw_obs.tools.mcp import McpToolWrapper
 from zeroclaw_obs.tools.registry import (
     ExcludedNames,
     McpToolFilter,
+    RiskProfile,
+    ToolBundle,
+    ToolPolicy,
     ToolRegistry,
     always_group_matches,
+    declares_read_only,
     filter_mcp_tools,
     is_excluded,
     mcp_tool_visible,
     pattern_matches,
+    pattern_reaches_server,
+    profile_approval,
     visible_after_exclusion,
 )
 
@@ -24,8 +32,9 @@ from zeroclaw_obs.tools.registry import (
 class NamedTool(Tool):
     """A do-nothing tool with a given name."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, read_only: bool = False) -> None:
         self.name = name
+        self.read_only = read_only
 
     def parameters_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {}}
@@ -252,3 +261,234 @@ class TestAlwaysGroupMatches:
         assert always_group_matches("wx__forecast", groups)
         assert not always_group_matches("db__query", groups)
         assert not always_group_matches("wx__forecast", [])
+
+
+def mcp(server: str, name: str, **annotations: Any) -> McpToolWrapper:
+    return McpToolWrapper(server, NamedTool(name), annotations=annotations)
+
+
+class TestToolRegistryPolicy:
+    def test_admits_everything_by_default(self) -> None:
+        """A registry built without a policy grants and keeps every tool (no bundles)."""
+        registry = ToolRegistry([NamedTool("a")])
+
+        assert ToolPolicy() == registry.policy
+        assert registry.policy.admits(NamedTool("anything"))
+
+    def test_narrowed_shares_the_tools_and_leaves_the_original(self) -> None:
+        """`narrowed` is a view with one more allow list; the registry it came from is unchanged."""
+        tool = NamedTool("a")
+        registry = ToolRegistry([tool, NamedTool("b")], scope="s")
+
+        narrowed = registry.narrowed(["a"])
+
+        assert narrowed.get("a") is tool and "s" == narrowed.scope
+        assert (("a",),) == narrowed.policy.narrowings
+        assert () == registry.policy.narrowings
+
+
+class TestDeclaresReadOnly:
+    def test_follows_the_tool_declaration(self) -> None:
+        """A tool is read-only when it says so, and only then."""
+        assert declares_read_only(NamedTool("a", read_only=True))
+        assert not declares_read_only(NamedTool("a"))
+
+    def test_mcp_read_only_hint(self) -> None:
+        """An MCP tool is read-only by `readOnlyHint: true`; claiming destructive as well is not."""
+        assert declares_read_only(mcp("fs", "read", readOnlyHint=True))
+        assert not declares_read_only(mcp("fs", "write"))
+        assert not declares_read_only(mcp("fs", "odd", readOnlyHint=True, destructiveHint=True))
+
+
+class TestProfileApproval:
+    def test_no_profile_keeps_the_config(self) -> None:
+        """Without a risk profile the approval config is used as written."""
+        config = ApprovalConfig(autonomy=ApprovalAutonomy.FULL)
+
+        assert config is profile_approval(config, None)
+
+    def test_read_only_sets_read_only_autonomy_whatever_the_config(self) -> None:
+        """`read_only` is a ceiling: a config asking for `full` is lowered to `read_only`."""
+        for autonomy in ApprovalAutonomy:
+            config = ApprovalConfig(autonomy=autonomy, auto_approve=["x"])
+
+            approval = profile_approval(config, RiskProfile.READ_ONLY)
+
+            assert ApprovalAutonomy.READ_ONLY == approval.autonomy
+            assert ["x"] == approval.auto_approve
+
+    def test_supervised_lowers_full_only(self) -> None:
+        """`supervised` lowers `autonomy: full`; a stricter `read_only` config stays."""
+        full = ApprovalConfig(autonomy=ApprovalAutonomy.FULL)
+        strict = ApprovalConfig(autonomy=ApprovalAutonomy.READ_ONLY)
+        default = ApprovalConfig()
+
+        assert (
+            ApprovalAutonomy.SUPERVISED == profile_approval(full, RiskProfile.SUPERVISED).autonomy
+        )
+        assert strict is profile_approval(strict, RiskProfile.SUPERVISED)
+        assert default is profile_approval(default, RiskProfile.SUPERVISED)
+
+    def test_full_auto_approves_everything_but_keeps_what_the_config_requires(self) -> None:
+        """`full` adds `*` to `auto_approve` under supervised autonomy; `always_ask` is kept."""
+        config = ApprovalConfig(always_ask=["deploy"])
+
+        approval = profile_approval(config, RiskProfile.FULL)
+
+        assert ApprovalAutonomy.SUPERVISED == approval.autonomy
+        assert ["tool_search", "*"] == approval.auto_approve
+        assert ["deploy"] == approval.always_ask
+
+    def test_full_never_loosens_a_stricter_autonomy(self) -> None:
+        """A config at `read_only` stays there under `full`, and one at `full` is unchanged."""
+        strict = ApprovalConfig(autonomy=ApprovalAutonomy.READ_ONLY)
+        full = ApprovalConfig(autonomy=ApprovalAutonomy.FULL)
+
+        assert strict is profile_approval(strict, RiskProfile.FULL)
+        assert full is profile_approval(full, RiskProfile.FULL)
+
+
+class TestToolBundle:
+    def test_grants_by_name_and_pattern(self) -> None:
+        """Entries are exact names or `pattern_matches` patterns."""
+        bundle = ToolBundle("b", tools=("get_weather", "fs_*"))
+
+        assert bundle.grants(NamedTool("get_weather"))
+        assert bundle.grants(NamedTool("fs_read"))
+        assert not bundle.grants(NamedTool("get_weather2"))
+        assert not bundle.grants(NamedTool("shell"))
+
+    def test_grants_every_tool_of_a_listed_server(self) -> None:
+        """`mcp_servers` grants the server's MCP tools, never a static tool named alike."""
+        bundle = ToolBundle("b", mcp_servers=("wx",))
+
+        assert bundle.grants(mcp("wx", "forecast"))
+        assert not bundle.grants(mcp("db", "query"))
+        assert not bundle.grants(NamedTool("wx__forecast"))
+
+    def test_patterns_match_mcp_tools_by_full_name(self) -> None:
+        """An MCP tool is matched by its `server__tool` name."""
+        bundle = ToolBundle("b", tools=("wx__*",))
+
+        assert bundle.grants(mcp("wx", "forecast"))
+        assert not bundle.grants(mcp("db", "forecast"))
+
+    def test_may_reach_server(self) -> None:
+        """A bundle reaches a server it lists, or one whose tools a pattern could match."""
+        assert ToolBundle("b", mcp_servers=("wx",)).may_reach_server("wx")
+        assert ToolBundle("b", tools=("wx__forecast",)).may_reach_server("wx")
+        assert not ToolBundle("b", tools=("shell",)).may_reach_server("wx")
+
+
+class TestPatternReachesServer:
+    @pytest.mark.parametrize(
+        ("pattern", "expected"),
+        [
+            ("wx__forecast", True),
+            ("wx__", False),
+            ("wx__*", True),
+            ("wx*", True),
+            ("*", True),
+            ("*_read", True),
+            ("wxy__*", False),
+            ("db__*", False),
+            ("w*__read", True),
+            ("get_weather", False),
+        ],
+    )
+    def test_some_name_of_the_server_could_match(self, pattern: str, expected: bool) -> None:
+        """True when some `wx__…` name matches the pattern."""
+        assert expected == pattern_reaches_server(pattern, "wx")
+
+
+class TestToolPolicy:
+    def test_without_bundles_every_tool_is_granted(self) -> None:
+        """No `agent.bundles`: everything, as before bundles existed."""
+        assert ToolPolicy().grants(NamedTool("shell"))
+        assert ToolPolicy().grants(mcp("wx", "forecast"))
+
+    def test_bundles_grant_their_union(self) -> None:
+        """A tool is granted when any granted bundle has it; `()` grants nothing."""
+        policy = ToolPolicy(
+            bundles=(ToolBundle("a", tools=("shell",)), ToolBundle("b", mcp_servers=("wx",)))
+        )
+
+        assert policy.grants(NamedTool("shell"))
+        assert policy.grants(mcp("wx", "forecast"))
+        assert not policy.grants(NamedTool("deploy"))
+        assert not ToolPolicy(bundles=()).grants(NamedTool("shell"))
+
+    def test_read_only_profile_keeps_read_only_tools(self) -> None:
+        """The `read_only` profile removes every tool that is not read-only."""
+        policy = ToolPolicy(profile=RiskProfile.READ_ONLY)
+
+        assert policy.keeps(NamedTool("lookup", read_only=True))
+        assert policy.keeps(mcp("fs", "read", readOnlyHint=True))
+        assert not policy.keeps(NamedTool("shell"))
+        assert not policy.keeps(mcp("fs", "write", destructiveHint=True))
+
+    @pytest.mark.parametrize("profile", [None, RiskProfile.FULL, RiskProfile.SUPERVISED])
+    def test_other_profiles_remove_nothing(self, profile: RiskProfile | None) -> None:
+        """Only `read_only` removes tools."""
+        assert ToolPolicy(profile=profile).keeps(NamedTool("shell"))
+
+    def test_narrowing_keeps_only_what_it_names(self) -> None:
+        """An allow list keeps the tools its names or patterns match."""
+        policy = ToolPolicy().narrowed(["get_weather", "fs_*"])
+
+        assert policy.keeps(NamedTool("get_weather"))
+        assert policy.keeps(NamedTool("fs_read"))
+        assert not policy.keeps(NamedTool("shell"))
+
+    def test_narrowing_never_grants(self) -> None:
+        """Naming a tool no bundle grants does not add it."""
+        policy = ToolPolicy(bundles=(ToolBundle("a", tools=("get_weather",)),))
+
+        narrowed = policy.narrowed(["get_weather", "shell"])
+
+        assert narrowed.admits(NamedTool("get_weather"))
+        assert not narrowed.admits(NamedTool("shell"))
+
+    def test_narrowings_intersect(self) -> None:
+        """A second narrowing only removes more: a tool must match every allow list."""
+        policy = ToolPolicy().narrowed(["a", "b"]).narrowed(["b", "c"])
+
+        assert [False, True, False] == [policy.keeps(NamedTool(n)) for n in "abc"]
+
+    def test_an_empty_narrowing_keeps_nothing(self) -> None:
+        """`allowed_tools: []` leaves the turn no tool."""
+        assert not ToolPolicy().narrowed([]).keeps(NamedTool("a"))
+
+    def test_narrowing_keeps_bundles_and_profile(self) -> None:
+        """`narrowed` adds a narrowing and changes nothing else."""
+        bundles = (ToolBundle("a", tools=("x",)),)
+        policy = ToolPolicy(bundles=bundles, profile=RiskProfile.FULL)
+
+        narrowed = policy.narrowed(["x"])
+
+        assert bundles == narrowed.bundles and RiskProfile.FULL == narrowed.profile
+
+    def test_excluded_names_lists_what_is_removed(self) -> None:
+        """The names the profile or a narrowing removes, in order; kept tools are not listed."""
+        tools = [NamedTool("a"), NamedTool("b", read_only=True), NamedTool("c")]
+        policy = ToolPolicy(profile=RiskProfile.READ_ONLY)
+
+        assert ["a", "c"] == policy.excluded_names(tools)
+        assert [] == ToolPolicy().excluded_names(tools)
+
+    def test_excluded_names_follow_the_execution_fold(self) -> None:
+        """A kept tool whose name folds onto a removed one is removed too (display agrees with
+        the trimmed, case-insensitive execution check)."""
+        tools = [NamedTool("Deploy"), NamedTool("deploy", read_only=True), NamedTool("x")]
+        policy = ToolPolicy().narrowed(["deploy", "x"])
+
+        assert ["Deploy", "deploy"] == policy.excluded_names(tools)
+
+    def test_may_reach_server(self) -> None:
+        """Without bundles every server is reachable; with them, only what a bundle reaches."""
+        policy = ToolPolicy(bundles=(ToolBundle("a", tools=("wx__*",)),))
+
+        assert ToolPolicy().may_reach_server("db")
+        assert policy.may_reach_server("wx")
+        assert not policy.may_reach_server("db")
+        assert not ToolPolicy(bundles=()).may_reach_server("wx")

@@ -10,16 +10,17 @@ from zeroclaw_obs.config import FilterMode, RuntimeConfig, ToolFilterGroup
 from zeroclaw_obs.tools.base import Tool, ToolResult
 from zeroclaw_obs.tools.deferred import ActivatedToolSet, DeferredCatalog
 from zeroclaw_obs.tools.mcp import McpServer
-from zeroclaw_obs.tools.registry import ToolRegistry
+from zeroclaw_obs.tools.registry import RiskProfile, ToolBundle, ToolPolicy, ToolRegistry
 from zeroclaw_obs.turn.specs import EffectiveTools, Resolution
 
 
 class CountingTool(Tool):
     """A tool that counts how often its schema is read."""
 
-    def __init__(self, name: str, description: str = "") -> None:
+    def __init__(self, name: str, description: str = "", *, read_only: bool = False) -> None:
         self.name = name
         self.description = description
+        self.read_only = read_only
         self.schema_reads = 0
 
     def parameters_schema(self) -> dict[str, Any]:
@@ -36,10 +37,13 @@ def build(
     servers: list[McpServer] | None = None,
     message: str = "",
     activated: ActivatedToolSet | None = None,
+    policy: ToolPolicy | None = None,
+    read_only: tuple[str, ...] = (),
     **config: Any,
 ) -> EffectiveTools:
+    tools = [CountingTool(name, read_only=name in read_only) for name in static]
     return EffectiveTools.build(
-        registry=ToolRegistry([CountingTool(name) for name in static]),
+        registry=ToolRegistry(tools, policy=policy),
         mcp_servers=servers if servers is not None else [],
         config=RuntimeConfig(**config),
         user_message=message,
@@ -47,10 +51,15 @@ def build(
     )
 
 
-def server(name: str, *tools: str, deferred: bool = False) -> McpServer:
+def server(
+    name: str, *tools: str, deferred: bool = False, read_only: tuple[str, ...] = ()
+) -> McpServer:
     return McpServer(
         name=name,
-        tools=[CountingTool(t, f"{t.replace('_', ' ')} via {name}") for t in tools],
+        tools=[
+            CountingTool(t, f"{t.replace('_', ' ')} via {name}", read_only=t in read_only)
+            for t in tools
+        ],
         deferred=deferred,
     )
 
@@ -321,3 +330,125 @@ class TestEffectiveTools:
         """A registry tool named like an MCP wrapper makes the turn's tools ambiguous."""
         with pytest.raises(ValueError, match="fs__read"):
             build(static=("fs__read",), servers=[server("fs", "read")])
+
+
+def bundles(*bundle: ToolBundle) -> ToolPolicy:
+    return ToolPolicy(bundles=bundle)
+
+
+class TestEffectiveToolsPolicy:
+    """The registry's policy: bundles grant, the risk profile and narrowing only remove."""
+
+    def test_without_bundles_everything_is_offered(self) -> None:
+        """A policy with no bundles changes nothing (every existing scenario)."""
+        servers = [server("fs", "read"), server("wx", "forecast", deferred=True)]
+
+        assert spec_names(build(servers=servers)) == spec_names(
+            build(servers=servers, policy=ToolPolicy())
+        )
+
+    def test_only_granted_tools_are_offered(self) -> None:
+        """Bundles grant static tools by name, MCP tools by pattern or by server."""
+        effective = build(
+            servers=[server("fs", "read", "write"), server("db", "query")],
+            policy=bundles(ToolBundle("a", tools=("shell", "fs__r*")), ToolBundle("b")),
+        )
+
+        assert ["shell", "fs__read"] == spec_names(effective)
+
+    def test_a_tool_not_granted_is_unknown(self) -> None:
+        """A tool no bundle grants does not exist for the agent: `Unknown tool`."""
+        effective = build(policy=bundles(ToolBundle("a", tools=("shell",))))
+
+        assert Resolution(None, "unknown", "file_read") == effective.resolve("file_read")
+
+    def test_a_server_bundle_grants_its_deferred_tools(self) -> None:
+        """Deferred tools of a granted server are stubs behind `tool_search`; others are not."""
+        effective = build(
+            servers=[
+                server("wx", "forecast", deferred=True),
+                server("db", "query", deferred=True),
+            ],
+            policy=bundles(ToolBundle("a", mcp_servers=("wx",))),
+        )
+
+        assert ["wx__forecast"] == [stub.name for stub in effective.catalog]
+        assert ["tool_search"] == spec_names(effective)
+
+    def test_no_tool_search_when_no_deferred_tool_is_granted(self) -> None:
+        """`tool_search` follows the granted deferred tools, never a bundle entry of its own."""
+        effective = build(
+            servers=[server("wx", "forecast", deferred=True)],
+            policy=bundles(ToolBundle("a", tools=("shell", "tool_search"))),
+        )
+
+        assert ["shell"] == spec_names(effective)
+        assert effective.prompt_section() is None
+
+    def test_read_only_profile_excludes_other_tools_everywhere(self) -> None:
+        """Under `read_only` only read-only tools are offered or listed as stubs; a call to any
+        other is `excluded` (trimmed, case-insensitive)."""
+        effective = build(
+            read_only=("file_read",),
+            servers=[
+                server("fs", "read", "write", read_only=("read",)),
+                server("wx", "forecast", "alerts", deferred=True, read_only=("alerts",)),
+            ],
+            policy=ToolPolicy(profile=RiskProfile.READ_ONLY),
+        )
+
+        assert ["file_read", "fs__read", "tool_search"] == spec_names(effective)
+        assert ["wx__alerts"] == [stub.name for stub in effective.catalog]
+        for called in ("shell", " SHELL ", "fs__write", "wx__forecast"):
+            assert "excluded" == effective.resolve(called).status
+
+    async def test_a_narrowed_away_tool_is_not_offered_found_or_callable(self) -> None:
+        """Narrowing hides a tool from the specs, the stubs and `tool_search`, and refuses it."""
+        effective = build(
+            servers=[server("wx", "forecast", "alerts", deferred=True)],
+            policy=ToolPolicy().narrowed(["shell", "wx__alerts"]),
+        )
+        search = effective.resolve("tool_search").tool
+        assert search is not None
+
+        found = await search.execute({"query": "select:wx__forecast,wx__alerts"})
+        keyword = await search.execute({"query": "forecast"})
+
+        assert ["shell", "tool_search", "wx__alerts"] == spec_names(effective)
+        assert "wx__forecast" not in (effective.prompt_section() or "")
+        assert "Not found: wx__forecast" in found.output
+        assert "No matching deferred tools found." == keyword.output
+        assert ["wx__alerts"] == effective.activated.names()
+        for called in ("file_read", "FILE_READ", "wx__forecast"):
+            assert "excluded" == effective.resolve(called).status, called
+        assert "unknown" == effective.resolve("forecast").status  # never activated
+
+    def test_narrowing_adds_nothing(self) -> None:
+        """An allow list naming a tool that is not granted does not offer it."""
+        effective = build(
+            policy=bundles(ToolBundle("a", tools=("shell",))).narrowed(["shell", "file_read"])
+        )
+
+        assert ["shell"] == spec_names(effective)
+        assert "unknown" == effective.resolve("file_read").status
+
+    def test_a_tool_activated_in_a_wider_turn_is_hidden_in_a_narrowed_one(self) -> None:
+        """A conversation's activated set does not carry a tool past a later narrowing."""
+        activated = ActivatedToolSet()
+        servers = [server("wx", "forecast", deferred=True)]
+        build(servers=servers, tool_filter_groups=[group("always", ["wx__*"])], activated=activated)
+        assert ["wx__forecast"] == activated.names()
+
+        narrowed = build(
+            servers=servers, activated=activated, policy=ToolPolicy().narrowed(["shell"])
+        )
+
+        assert ["shell"] == spec_names(narrowed)
+        assert "excluded" == narrowed.resolve("wx__forecast").status
+        assert "excluded" == narrowed.resolve("forecast").status
+
+    def test_config_exclusion_still_applies(self) -> None:
+        """`excluded_tools` keeps working beside the policy."""
+        effective = build(excluded_tools=["shell"], policy=ToolPolicy().narrowed(["*"]))
+
+        assert ["file_read"] == spec_names(effective)

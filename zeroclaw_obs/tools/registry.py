@@ -10,32 +10,49 @@ behaviour, tested on its own, and `turn/specs.py` composes them for a turn:
 - `McpToolFilter` (behind `mcp_tool_visible` and `filter_mcp_tools`) applies
   `tool_filter_groups` to MCP tool names; `always_group_matches` selects deferred stubs to
   pre-activate.
+- `ToolPolicy` (carried by the registry) decides which of the scope's tools, MCP wrappers
+  included, its turns may offer at all: the agent's `ToolBundle`s grant tools, its
+  `RiskProfile` and any per-run narrowing (`ToolPolicy.narrowed`) only remove them.
+  `profile_approval` maps the risk profile onto the approval config.
 
 Risky part: the two exclusion matchers differ on purpose. Display removes exactly the names the
 operator listed; execution folds whitespace and case and is checked on both the called and the
 resolved name, so no spelling of a call reaches an excluded tool. Merging them into one helper
 would weaken one of the two checks. Filter groups only ever hide MCP tools: they grant nothing
-and never touch built-ins, so callers apply them to MCP wrappers only.
+and never touch built-ins, so callers apply them to MCP wrappers only. The policy never adds a
+tool: a tool no bundle grants does not exist for the agent (a call to it is unknown), and what
+the profile or a narrowing removes is excluded through the same `excluded_tools` machinery
+(`ToolPolicy.excluded_names`), so the spec list, the deferred catalog, `tool_search` and the
+execution-time check cannot disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol, TypeVar
 
-from ..config import FilterMode, ToolFilterGroup
+from ..config import ApprovalAutonomy, ApprovalConfig, FilterMode, ToolFilterGroup
 from .base import Tool
+from .mcp import McpToolWrapper
 
 __all__ = [
     "ExcludedNames",
     "McpToolFilter",
     "Named",
+    "RiskProfile",
+    "ToolBundle",
+    "ToolPolicy",
     "ToolRegistry",
     "always_group_matches",
+    "declares_read_only",
     "filter_mcp_tools",
     "is_excluded",
     "mcp_tool_visible",
     "pattern_matches",
+    "pattern_reaches_server",
+    "profile_approval",
     "visible_after_exclusion",
 ]
 
@@ -56,18 +73,27 @@ class ToolRegistry:
     """The static tools of one scope (an agent, a channel runtime), by name.
 
     Registration order is kept: it is the order in which the tools are offered to the model.
-    The registry only says which tools exist; exclusion and filtering are separate rules.
+    The registry says which tools exist, and its `policy` which of them (and of the scope's MCP
+    tools) its turns may offer; exclusion and filtering are separate rules.
 
     Args:
         tools: tools to register now, in order.
         scope: a label for the scope this registry serves (for logs and debugging).
+        policy: the scope's bundles, risk profile and narrowing; the default admits everything.
 
     Raises:
         ValueError: two of `tools` share a name, or a name is blank.
     """
 
-    def __init__(self, tools: Iterable[Tool] = (), *, scope: str = "default") -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        scope: str = "default",
+        policy: ToolPolicy | None = None,
+    ) -> None:
         self._scope = scope
+        self._policy = policy if policy is not None else ToolPolicy()
         self._tools: dict[str, Tool] = {}
         for item in tools:
             self.register(item)
@@ -76,6 +102,18 @@ class ToolRegistry:
     def scope(self) -> str:
         """The scope label given at construction."""
         return self._scope
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """Which tools the scope's turns may offer; read by `turn/specs.py` every turn."""
+        return self._policy
+
+    def narrowed(self, allowed: Iterable[str]) -> ToolRegistry:
+        """The same tools under `policy.narrowed(allowed)`: a view for one run or one turn.
+
+        The tools are shared, not copied; this registry is left as it was.
+        """
+        return ToolRegistry(self, scope=self._scope, policy=self._policy.narrowed(allowed))
 
     def register(self, tool: Tool) -> Tool:
         """Add `tool` under its name and return it (so it can be used as a decorator).
@@ -242,3 +280,189 @@ def always_group_matches(name: str, groups: Iterable[ToolFilterGroup]) -> bool:
         if group.mode == FilterMode.ALWAYS
         for pattern in group.tools
     )
+
+
+class RiskProfile(StrEnum):
+    """How much an agent may do unasked (`agent.risk_profile`): a ceiling on its approval policy.
+
+    `read_only` also removes every tool that does not declare itself read-only
+    (`declares_read_only`). See `profile_approval` for what each profile does to the approval
+    config.
+    """
+
+    FULL = "full"
+    SUPERVISED = "supervised"
+    READ_ONLY = "read_only"
+
+
+def declares_read_only(tool: Tool) -> bool:
+    """Whether `tool` may run under the `read_only` risk profile.
+
+    A tool declares itself read-only (`Tool.read_only`: `@tool(read_only=True)`, scripted
+    `read_only: true`, MCP `readOnlyHint: true`, `tool_search`). An MCP tool that also declares
+    `destructiveHint: true` contradicts itself and counts as destructive, as approval reads it.
+    """
+    if not tool.read_only:
+        return False
+    if isinstance(tool, McpToolWrapper):
+        return tool.annotations.get("destructiveHint") is not True
+    return True
+
+
+def profile_approval(approval: ApprovalConfig, profile: RiskProfile | None) -> ApprovalConfig:
+    """The approval config an agent runs with under `profile`.
+
+    The profile is a ceiling: it never loosens a stricter setting of the config, and a config
+    looser than the profile is lowered to it (the safer reading of the two).
+
+    - None (no `risk_profile`): the config as written.
+    - `supervised`: the config, with `autonomy: full` lowered to `supervised`.
+    - `read_only`: `autonomy: read_only`, whatever the config says: read-only tools run
+      unasked (the profile's auto-approve list is every read-only tool) and every other tool
+      is removed from the turn (`ToolPolicy`); `always_ask` has no effect, as under
+      `autonomy: read_only` today.
+    - `full`: under `autonomy: supervised`, `*` joins `auto_approve`, so every call runs unasked
+      except the tools `always_ask` names and MCP tools that are destructive or declare
+      nothing, which still need approval by name (DESIGN §7). `autonomy: full` or `read_only`
+      in the config is kept.
+
+    Returns:
+        `approval` itself when nothing changes, else a copy.
+    """
+    autonomy = approval.autonomy
+    if profile is RiskProfile.READ_ONLY and autonomy is not ApprovalAutonomy.READ_ONLY:
+        return approval.model_copy(update={"autonomy": ApprovalAutonomy.READ_ONLY})
+    if profile is RiskProfile.SUPERVISED and autonomy is ApprovalAutonomy.FULL:
+        return approval.model_copy(update={"autonomy": ApprovalAutonomy.SUPERVISED})
+    if (
+        profile is RiskProfile.FULL
+        and autonomy is ApprovalAutonomy.SUPERVISED
+        and "*" not in approval.auto_approve
+    ):
+        return approval.model_copy(update={"auto_approve": [*approval.auto_approve, "*"]})
+    return approval
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBundle:
+    """A named set of tools an agent can be granted (`bundles:` in the agent file).
+
+    A tool is in the bundle when one of `tools` matches its name (`pattern_matches`: exact, or
+    `prefix*` / `*suffix` / `a*b`), or when it is an MCP tool of a server listed in
+    `mcp_servers`.
+    """
+
+    name: str
+    """The bundle's key in the file (an operator's word: never printed)."""
+
+    tools: tuple[str, ...] = ()
+    """Tool names or patterns; an MCP tool is matched by its full `server__tool` name."""
+
+    mcp_servers: tuple[str, ...] = ()
+    """Servers whose every tool the bundle grants, the ones listed later included."""
+
+    def grants(self, tool: Tool) -> bool:
+        """Whether `tool` is in this bundle."""
+        if isinstance(tool, McpToolWrapper) and tool.server in self.mcp_servers:
+            return True
+        return any(pattern_matches(pattern, tool.name) for pattern in self.tools)
+
+    def may_reach_server(self, server: str) -> bool:
+        """Whether this bundle can grant some tool of `server` (named `server__…`)."""
+        return server in self.mcp_servers or any(
+            pattern_reaches_server(pattern, server) for pattern in self.tools
+        )
+
+
+def pattern_reaches_server(pattern: str, server: str) -> bool:
+    """Whether `pattern` can match a tool of the MCP server `server` (a name `server__…`).
+
+    Lets the wiring leave unconnected a server no bundle can reach, and hold back the
+    "matches nothing" check of a pattern until the server's tools are known.
+    """
+    prefix = f"{server}__"
+    star = pattern.find("*")
+    if star < 0:
+        return pattern.startswith(prefix) and len(pattern) > len(prefix)
+    head = pattern[:star]
+    return head.startswith(prefix) or prefix.startswith(head)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """Which tools of a scope its turns may offer: grants, then removals.
+
+    Three rules, each on its own and each tested on its own:
+
+    - **grant** (`grants`): with `bundles` None every tool is granted (an agent file without
+      `agent.bundles`); otherwise a tool some bundle grants. A tool that is not granted does
+      not exist for the agent: it is never offered and a call to it is `Unknown tool: …`.
+    - **risk profile** (`keeps`): under `read_only` only tools that `declares_read_only`.
+    - **narrowing** (`keeps`): each narrowing (a run's `--allow-tool` list, a server turn's
+      `allowed_tools`) keeps only the tools one of its patterns matches. Narrowings only
+      intersect: naming a tool that is not granted grants nothing.
+
+    What the profile or a narrowing removes is turned into exclusions (`excluded_names`) so
+    that it reads `Tool not available in this turn: …` at every spelling. `tool_search` never
+    goes through the policy: it is offered exactly when some deferred tool remains.
+    """
+
+    bundles: tuple[ToolBundle, ...] | None = None
+    """The bundles the agent is granted; None grants every tool."""
+
+    profile: RiskProfile | None = None
+    """The agent's risk profile; only `read_only` removes tools."""
+
+    narrowings: tuple[tuple[str, ...], ...] = ()
+    """Per-run allow lists, each a tuple of names or patterns; a tool must match all of them."""
+
+    def grants(self, tool: Tool) -> bool:
+        """Whether the agent's bundles grant `tool`."""
+        return self.bundles is None or any(bundle.grants(tool) for bundle in self.bundles)
+
+    def keeps(self, tool: Tool) -> bool:
+        """Whether the risk profile and every narrowing leave `tool` in the turn."""
+        if self.profile is RiskProfile.READ_ONLY and not declares_read_only(tool):
+            return False
+        return all(
+            any(pattern_matches(pattern, tool.name) for pattern in allowed)
+            for allowed in self.narrowings
+        )
+
+    def admits(self, tool: Tool) -> bool:
+        """Granted and kept: the tool may be offered."""
+        return self.grants(tool) and self.keeps(tool)
+
+    def narrowed(self, allowed: Iterable[str]) -> ToolPolicy:
+        """This policy with one more allow list: it can only remove tools, never add one."""
+        return ToolPolicy(
+            bundles=self.bundles,
+            profile=self.profile,
+            narrowings=(*self.narrowings, tuple(allowed)),
+        )
+
+    def may_reach_server(self, server: str) -> bool:
+        """Whether the bundles can grant a tool of the MCP server `server` (narrowings aside).
+
+        A server no bundle can reach need not be connected at all.
+        """
+        return self.bundles is None or any(b.may_reach_server(server) for b in self.bundles)
+
+    def excluded_names(self, granted: Iterable[Tool]) -> list[str]:
+        """The names of `granted` that the profile or a narrowing removes.
+
+        Execution folds case and whitespace (`ExcludedNames`), so a kept tool whose folded name
+        equals a removed one's is listed too: display and execution then agree even for two
+        tools that differ only in case.
+
+        Args:
+            granted: the granted tools of a turn (static, MCP, activated).
+
+        Returns:
+            Names to add to the turn's `excluded_tools`, in the order of `granted`.
+        """
+        granted = list(granted)
+        removed = ExcludedNames(item.name for item in granted if not self.keeps(item))
+        if not removed:
+            return []
+        return [item.name for item in granted if item.name in removed]

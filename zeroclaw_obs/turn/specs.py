@@ -8,6 +8,13 @@ This module composes the rules of `tools/` (LIFECYCLE §2) into one per-turn vie
   deferred tools) and every activated tool, minus the names `excluded_tools` lists exactly.
 - `resolve(name)`: which tool a call reaches, or why none does (`unknown`, `excluded`).
 
+The registry's `ToolPolicy` is applied first, to every candidate (static tools, direct and
+deferred MCP wrappers, tools already activated): what the agent's bundles do not grant is
+dropped (a call to it is `unknown`), and what its risk profile or a per-run narrowing removes
+joins `excluded_tools` (a call to it is `excluded`). Every later step (the offer, the deferred
+catalog and so `tool_search` and the prompt's stubs, the execution-time check) reads the result,
+so they agree by construction.
+
 Risky part: the view must follow the live `ActivatedToolSet`, which `tool_search` changes in
 the middle of a turn, while `resolve` sits on the per-call hot path. The offer is therefore
 composed once per version of the activated set and cached; in the common case `resolve` is one
@@ -122,33 +129,42 @@ class EffectiveTools:
     ) -> EffectiveTools:
         """Compose the turn's tools from the registry, the MCP servers and the config.
 
-        Static tools come from `registry` and are never touched by filter groups. Wrappers of
-        non-deferred servers are kept when `tool_filter_groups` make them visible for
-        `user_message`. Wrappers of deferred servers become stubs (those listed exactly in
-        `excluded_tools` are left out); when there is at least one, `tool_search` is offered,
-        and stubs matched by an `always` group are activated into `activated` now.
+        The registry's policy goes first: only granted tools take part, and the names its
+        risk profile or narrowing removes are excluded like `excluded_tools` entries
+        (`ToolPolicy.excluded_names`). Static tools come from `registry` and are never touched
+        by filter groups. Wrappers of non-deferred servers are kept when `tool_filter_groups`
+        make them visible for `user_message`. Wrappers of deferred servers become stubs (those
+        excluded are left out); when there is at least one, `tool_search` is offered, and stubs
+        matched by an `always` group are activated into `activated` now.
 
         Raises:
             ValueError: two tools of the turn share a name (for example a registry tool named
                 like an MCP wrapper, or `tool_search`).
         """
+        policy = registry.policy
         groups = config.tool_filter_groups
+        static = [t for t in registry if policy.grants(t)]
         direct = [w for s in mcp_servers if not s.deferred for w in s.wrappers()]
         deferred = [w for s in mcp_servers if s.deferred for w in s.wrappers()]
-        listed = visible_after_exclusion(deferred, config.excluded_tools)
+        direct = [w for w in direct if policy.grants(w)]
+        deferred = [w for w in deferred if policy.grants(w)]
+        # An activated tool came from an earlier, possibly wider, turn of the conversation: it
+        # is judged again, so a narrowed turn cannot reach it either.
+        earlier = activated.tools()
+        excluded = [
+            *config.excluded_tools,
+            *policy.excluded_names([*static, *direct, *deferred, *earlier]),
+            *(t.name for t in earlier if not policy.grants(t)),
+        ]
+        listed = visible_after_exclusion(deferred, excluded)
         catalog = DeferredCatalog(DeferredStub.for_tool(w) for w in listed)
-        tools: list[Tool] = [*registry, *filter_mcp_tools(direct, groups, user_message)]
+        tools: list[Tool] = [*static, *filter_mcp_tools(direct, groups, user_message)]
         if len(catalog):
             tools.append(ToolSearchTool(catalog, activated))
         for stub in catalog:
             if always_group_matches(stub.name, groups):
                 activated.activate(stub)
-        return cls(
-            tools=tools,
-            catalog=catalog,
-            activated=activated,
-            excluded_tools=config.excluded_tools,
-        )
+        return cls(tools=tools, catalog=catalog, activated=activated, excluded_tools=excluded)
 
     @property
     def activated(self) -> ActivatedToolSet:
