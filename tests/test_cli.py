@@ -228,6 +228,98 @@ class TestBadInput:
         assert "Qz7Wv9Xy" not in line
 
 
+DELETE = {"name": "delete_file", "responses": [{"default": {"output": "deleted"}}]}
+
+
+def narrowing_scenario(**overrides: object) -> dict:
+    """get_weather and delete_file, both auto-approved; the model calls both, then answers."""
+    calls = [
+        {"id": "c1", "name": "delete_file", "arguments": {}},
+        {"id": "c2", "name": "get_weather", "arguments": {"city": "Oslo"}},
+    ]
+    return scenario(
+        tools=[WEATHER, DELETE],
+        config={"approval": {"auto_approve": ["get_weather", "delete_file"]}},
+        responses=[{"tool_calls": calls}, {"text": "It is 18C."}],
+        **overrides,
+    )
+
+
+def tool_texts(history: Path) -> dict[str, str]:
+    messages = json.loads(history.read_text())
+    return {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+
+
+class TestAllowTool:
+    def test_the_run_offers_and_runs_only_the_allowed_tools(self, tmp_path, capsys):
+        """`--allow-tool` narrows one run: the rest reads `Tool not available in this turn`."""
+        path = write(tmp_path, narrowing_scenario())
+        flags = ["--quiet", *outputs(tmp_path)]
+
+        assert 0 == main(["run", "--scenario", str(path), "--allow-tool", "get_weather", *flags])
+
+        assert {
+            "c1": "Tool not available in this turn: delete_file",
+            "c2": "18C",
+        } == tool_texts(tmp_path / "history.json")
+
+    def test_the_flag_repeats_and_takes_patterns(self, tmp_path, capsys):
+        """Each `--allow-tool` adds a name or pattern to the run's allow list."""
+        path = write(tmp_path, narrowing_scenario())
+        flags = ["--allow-tool", "get_weather", "--allow-tool", "delete_*", "--quiet"]
+
+        assert 0 == main(["run", "--scenario", str(path), *flags, *outputs(tmp_path)])
+
+        assert {"c1": "deleted", "c2": "18C"} == tool_texts(tmp_path / "history.json")
+
+    def test_it_never_adds_a_tool_the_bundles_do_not_grant(self, tmp_path, capsys):
+        """Naming a tool outside the agent's bundles is refused, never granted."""
+        data = narrowing_scenario(
+            bundles={"weather": {"tools": ["get_weather"]}}, agent={"bundles": ["weather"]}
+        )
+        path = write(tmp_path, data)
+
+        code = main(["run", "--scenario", str(path), "--allow-tool", "delete_file"])
+
+        assert 2 == code
+        assert (
+            "zeroclaw-obs: error: --allow-tool entry 1: matches no tool this agent may use\n"
+            == capsys.readouterr().err
+        )
+
+    @pytest.mark.parametrize(
+        ("entries", "line"),
+        [
+            (["get_weather", "ghp_" + "aB3dE5fG7h" * 4], "--allow-tool entry 2: matches no tool"),
+            (["  "], "--allow-tool entry 1: must not be blank"),
+        ],
+    )
+    def test_a_bad_entry_exits_two_before_any_output(self, tmp_path, capsys, entries, line):
+        """One line naming the entry by position, never its text; no output file is made."""
+        path = write(tmp_path, narrowing_scenario())
+        flags = [f"--allow-tool={entry}" for entry in entries]
+
+        assert 2 == main(["run", "--scenario", str(path), *flags, *outputs(tmp_path)])
+
+        (err,) = capsys.readouterr().err.splitlines()
+        assert err.startswith(f"zeroclaw-obs: error: {line}")
+        assert "aB3dE5" not in err
+        assert ["s.yaml"] == sorted(p.name for p in tmp_path.iterdir())
+
+    def test_a_bundle_pattern_matching_nothing_exits_two_before_any_output(self, tmp_path, capsys):
+        """The agent file's bundles are checked before anything is written."""
+        data = narrowing_scenario(
+            bundles={"b": {"tools": ["get_wether"]}}, agent={"bundles": ["b"]}
+        )
+        path = write(tmp_path, data)
+
+        assert 2 == main(["run", "--scenario", str(path), *outputs(tmp_path)])
+
+        (err,) = capsys.readouterr().err.splitlines()
+        assert f"zeroclaw-obs: error: {path}: bundles.<key 1>.tools.0: matches no tool" in err
+        assert ["s.yaml"] == sorted(p.name for p in tmp_path.iterdir())
+
+
 class TestDemo:
     def test_demo_runs_the_built_in_scenario(self, tmp_path, capsys, monkeypatch):
         """The demo exits 0, shows every kind of call, and leaks none of its secrets."""
@@ -573,8 +665,6 @@ class TestTerminalAnswer:
         assert text.startswith("It is 18C.\n{")
         assert '"type": "tool_result"' in text and "zeroclaw_turns_total" in text
         assert os.path.islink("/dev/stdout")
-
-
 
 
 def streamed(text: str) -> Reply:

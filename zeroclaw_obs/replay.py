@@ -15,7 +15,7 @@ Tool assembly is wired here too: the registry carries the file's `ToolPolicy` (b
 profile) narrowed by the run's `allowed_tools`, the approval config is the risk profile's
 (`profile_approval`), a real MCP server no granted bundle can reach is never started, and a
 bundle pattern or an allow-list entry that matches nothing is bad input
-(`Replay.check_tool_patterns`: before the run for the tools the file and Python give, again
+(`check_tool_patterns`: before the run for the tools the file and Python give, again
 once real servers have listed theirs).
 """
 
@@ -60,6 +60,8 @@ __all__ = [
     "Replay",
     "build_provider",
     "build_replay",
+    "check_tool_assembly",
+    "check_tool_patterns",
     "connected_mcp_servers",
     "resolve_api_key",
     "unmatched_allowed",
@@ -89,45 +91,21 @@ class Replay:
     """How an error names the narrowing (`--allow-tool` on the command line)."""
 
     def check_tool_patterns(self, pending: Sequence[str] = ()) -> None:
-        """Refuse a granted bundle's pattern, or an entry of the run's narrowing, that matches
-        no tool.
-
-        A bundle pattern is matched against every tool of the file (its registry, every MCP
-        server's `server__tool` names, `tool_search` beside a deferred server); an allow-list
-        entry against the tools the agent may use before narrowing (`unmatched_allowed`).
-
-        Args:
-            pending: real MCP servers not connected yet: patterns that could match one of
-                their tools are not judged now.
+        """`check_tool_patterns` on this replay's tools (the registry and the MCP servers
+        connected so far).
 
         Raises:
-            ConfigError: `FILE: bundles.<key 2>.tools.0: matches no tool of this file`, or
-                `--allow-tool entry 2: matches no tool this agent may use`; names the place,
-                never the pattern or the bundle's name.
+            ConfigError: a pattern or an entry matches nothing.
         """
-        scenario = self.scenario
-        tools = list(self.execution.registry)
-        servers = self.execution.mcp_servers
-        names = [t.name for t in tools] + [w.name for s in servers for w in s.wrappers()]
-        if any(s.deferred for s in scenario.mcp_servers):
-            names.append(ToolSearchTool.name)
-        keys = list(scenario.bundles)
-        for key in dict.fromkeys(scenario.agent.bundles or ()):
-            for index, pattern in enumerate(scenario.bundles[key].tools):
-                if _judged(pattern, pending) and not _matches_any(pattern, names):
-                    raise ConfigError(
-                        f"{self.source}: bundles.<key {keys.index(key) + 1}>.tools.{index}: "
-                        "matches no tool of this file"
-                    )
-        if self.allowed_tools is None:
-            return
-        index = unmatched_allowed(
-            scenario.tool_policy(), tools, servers, self.allowed_tools, pending=pending
+        check_tool_patterns(
+            self.scenario,
+            list(self.execution.registry),
+            self.execution.mcp_servers,
+            source=self.source,
+            allowed_tools=self.allowed_tools,
+            allowed_tools_field=self.allowed_tools_field,
+            pending=pending,
         )
-        if index is not None:
-            raise ConfigError(
-                f"{self.allowed_tools_field} entry {index + 1}: matches no tool this agent may use"
-            )
 
     def recording(self) -> dict[str, Any]:
         """What the run saw, as scenario data that replays it offline (`record.py`).
@@ -229,26 +207,19 @@ def build_replay(
     approval_config = profile_approval(config.approval, policy.profile)
     if approval_config is not config.approval:
         config = config.model_copy(update={"approval": approval_config})
-    registry = ToolRegistry(scope=scenario.agent.alias, policy=policy)
-    for spec in scenario.tools:
-        registry.register(ScriptedTool(spec))
-    python = import_python_tools(
-        scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
+    registry, servers = _agent_tools(scenario, policy, source=source, extra=extra_tools or [])
+    # Before the provider is built: a refused file must leave no client to close.
+    check_tool_patterns(
+        scenario,
+        list(registry),
+        servers,
+        source=source,
+        allowed_tools=allowed_tools,
+        allowed_tools_field=allowed_tools_field,
+        pending=_reachable_real_servers(scenario, policy),
     )
-    for tool in [*python, *(extra_tools or [])]:
-        registry.register(tool)
     if allowed_tools is not None:
         registry = registry.narrowed(allowed_tools)
-    # Real servers (stdio, streamable HTTP) join in `Replay.run`, which owns their connections.
-    servers = [
-        McpServer(
-            name=server.name,
-            tools=[ScriptedTool(t, provenance=Provenance.EXTENSION) for t in server.tools],
-            deferred=server.deferred,
-        )
-        for server in scenario.mcp_servers
-        if server.transport == "scripted"
-    ]
     provider = build_provider(scenario.provider, scenario.responses, source=source, env=env)
     audit = audit if audit is not None else AuditLog()
     terminal = terminal or TerminalPrompter()
@@ -281,7 +252,7 @@ def build_replay(
         events=events,
         conversation_id=conversation_id,
     )
-    replay = Replay(
+    return Replay(
         scenario=scenario,
         execution=execution,
         state=state,
@@ -294,8 +265,119 @@ def build_replay(
         allowed_tools=None if allowed_tools is None else tuple(allowed_tools),
         allowed_tools_field=allowed_tools_field,
     )
-    replay.check_tool_patterns(pending=_reachable_real_servers(scenario, policy))
-    return replay
+
+
+def check_tool_assembly(
+    scenario: Scenario,
+    *,
+    source: str = "scenario",
+    allowed_tools: Sequence[str] | None = None,
+    allowed_tools_field: str = "allowed_tools",
+) -> None:
+    """What `build_replay` checks of the tool assembly, without building a runtime.
+
+    A command calls it before it touches any output file. Patterns that could match a real MCP
+    server's tools are judged when the server is connected (`Replay.run`, `serve`'s start).
+
+    Raises:
+        ConfigError: a Python tool cannot be imported, or a bundle pattern or an
+            `allowed_tools` entry matches nothing (`check_tool_patterns`).
+    """
+    policy = scenario.tool_policy()
+    registry, servers = _agent_tools(scenario, policy, source=source, extra=[])
+    check_tool_patterns(
+        scenario,
+        list(registry),
+        servers,
+        source=source,
+        allowed_tools=allowed_tools,
+        allowed_tools_field=allowed_tools_field,
+        pending=_reachable_real_servers(scenario, policy),
+    )
+
+
+def check_tool_patterns(
+    scenario: Scenario,
+    tools: Sequence[Tool],
+    servers: Sequence[McpServer],
+    *,
+    source: str = "scenario",
+    allowed_tools: Sequence[str] | None = None,
+    allowed_tools_field: str = "allowed_tools",
+    pending: Sequence[str] = (),
+) -> None:
+    """Refuse a granted bundle's pattern, or an entry of the run's narrowing, that matches
+    no tool (a typo would otherwise grant or keep nothing, silently).
+
+    A bundle pattern is matched against every tool of the file (the registry, every MCP
+    server's `server__tool` names, `tool_search` beside a deferred server); an allow-list
+    entry against the tools the agent may use before narrowing (`unmatched_allowed`).
+
+    Args:
+        scenario: the file.
+        tools: the registry's tools.
+        servers: the MCP servers connected so far.
+        source: the file's name, for the error line.
+        allowed_tools: the run's narrowing, or None.
+        allowed_tools_field: how the error names the narrowing (`--allow-tool`).
+        pending: real MCP servers not connected yet: patterns that could match one of
+            their tools are not judged now.
+
+    Raises:
+        ConfigError: `FILE: bundles.<key 2>.tools.0: matches no tool of this file`, or
+            `--allow-tool entry 2: matches no tool this agent may use`; names the place,
+            never the pattern or the bundle's name.
+    """
+    names = [t.name for t in tools] + [w.name for s in servers for w in s.wrappers()]
+    if any(s.deferred for s in scenario.mcp_servers):
+        names.append(ToolSearchTool.name)
+    keys = list(scenario.bundles)
+    for key in dict.fromkeys(scenario.agent.bundles or ()):
+        for index, pattern in enumerate(scenario.bundles[key].tools):
+            if _judged(pattern, pending) and not _matches_any(pattern, names):
+                raise ConfigError(
+                    f"{source}: bundles.<key {keys.index(key) + 1}>.tools.{index}: "
+                    "matches no tool of this file"
+                )
+    if allowed_tools is None:
+        return
+    index = unmatched_allowed(
+        scenario.tool_policy(), tools, servers, allowed_tools, pending=pending
+    )
+    if index is not None:
+        raise ConfigError(
+            f"{allowed_tools_field} entry {index + 1}: matches no tool this agent may use"
+        )
+
+
+def _agent_tools(
+    scenario: Scenario, policy: ToolPolicy, *, source: str, extra: Sequence[Tool]
+) -> tuple[ToolRegistry, list[McpServer]]:
+    """The file's registry (scripted, Python and `extra` tools, under `policy`) and its
+    scripted MCP servers.
+
+    Raises:
+        ConfigError: a Python tool cannot be imported.
+    """
+    registry = ToolRegistry(scope=scenario.agent.alias, policy=policy)
+    for spec in scenario.tools:
+        registry.register(ScriptedTool(spec))
+    python = import_python_tools(
+        scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
+    )
+    for tool in [*python, *extra]:
+        registry.register(tool)
+    # Real servers (stdio, streamable HTTP) join in `Replay.run`, which owns their connections.
+    servers = [
+        McpServer(
+            name=server.name,
+            tools=[ScriptedTool(t, provenance=Provenance.EXTENSION) for t in server.tools],
+            deferred=server.deferred,
+        )
+        for server in scenario.mcp_servers
+        if server.transport == "scripted"
+    ]
+    return registry, servers
 
 
 def unmatched_allowed(

@@ -34,7 +34,7 @@ from ..observability.traces.tracer_setup import otlp_destination, otlp_requested
 from ..receipts import load_key_file
 from ..record import TurnRecorder
 from ..redaction import Redactor
-from ..replay import Replay, build_replay, resolve_api_key
+from ..replay import Replay, build_replay, check_tool_assembly, resolve_api_key
 from ..scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
 from ..tools.python_tools import import_python_tools
 from ..turn.context import CONVERSATION_ID
@@ -54,6 +54,7 @@ from .common import (
 )
 
 __all__ = [
+    "ALLOW_TOOL",
     "DEMO_SCENARIO",
     "DEMO_TRACES",
     "add_run_flags",
@@ -67,6 +68,10 @@ DEMO_SCENARIO = "demo.yaml"
 DEMO_TRACES = "zeroclaw-traces.jsonl"
 
 
+ALLOW_TOOL = "--allow-tool"
+"""The flag that narrows a run's tools; error lines name its entries by position."""
+
+
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add_telemetry_files(parser)
     parser.add_argument("--events-out", type=Path, help="write TurnEvents as JSON lines")
@@ -77,6 +82,13 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no trace tree on stderr"
+    )
+    parser.add_argument(
+        "--allow-tool",
+        action="append",
+        metavar="NAME",
+        help="offer only the tools this name or pattern (`fs_*`) matches, for this run; "
+        "repeat for more. It only removes tools the agent is granted, never adds one",
     )
 
 
@@ -114,6 +126,8 @@ def run_command(args: argparse.Namespace, guard: SignalGuard, phase: Phase) -> i
             audit=audit,
             recorder=TurnRecorder(redactor) if outputs.record is not None else None,
             conversation_id=getattr(args, "conversation_id", None),
+            allowed_tools=args.allow_tool,
+            allowed_tools_field=ALLOW_TOOL,
         )
         phase.phase = "during the turn; no output file written but the audit log"
         outcome = asyncio.run(_run(replay, guard))
@@ -214,6 +228,10 @@ def _prepare(
         import_python_tools(
             scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
         )
+    _check_allowed_tools(args.allow_tool)
+    check_tool_assembly(
+        scenario, source=source, allowed_tools=args.allow_tool, allowed_tools_field=ALLOW_TOOL
+    )
     base = load_config_file(args.config) if args.config is not None else None
     if base is not None:
         # Named against the TOML file, where the bad entry is, before the merge hides its origin.
@@ -234,6 +252,18 @@ def _prepare(
         raise BadInputError(f"--metrics-port: {args.metrics_port} is not a port number")
     build_redactor(scenario.config.redaction, source)  # reject invalid rules before any output
     return scenario, source, message, key, outputs
+
+
+def _check_allowed_tools(entries: list[str] | None) -> None:
+    """Each `--allow-tool` is a name or pattern: not blank (what it matches is checked with
+    the agent's tools, `check_tool_assembly`).
+
+    Raises:
+        BadInputError: `--allow-tool entry 2: must not be blank`.
+    """
+    for number, entry in enumerate(entries or (), 1):
+        if not entry.strip():
+            raise BadInputError(f"{ALLOW_TOOL} entry {number}: must not be blank")
 
 
 _PORTABLE_PROVIDER_FIELDS = ("native_tools", "stream", "timeout_s", "max_retries", "max_tokens")
