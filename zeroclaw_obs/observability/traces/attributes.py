@@ -9,31 +9,89 @@ event is already redacted by the engine.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from ..events import (
     AgentEnd,
     AgentStart,
     ApprovalDecision,
+    ContextTrimmed,
     LlmRequest,
     LlmResponse,
+    LoopDetection,
+    ProviderAttempt,
     ToolCall,
     ToolCallStart,
+    ToolOutcome,
+    ToolProgress,
+    TurnOutcomeKind,
 )
 
 __all__ = [
+    "DESCRIPTION_LIMIT",
+    "TOOL_ERROR_TYPES",
     "TOOL_TYPES",
+    "TURN_ERROR_TYPES",
+    "ContentCapture",
     "approval_attributes",
+    "attempt_attributes",
     "chat_end_attributes",
     "chat_start_attributes",
+    "loop_attributes",
+    "progress_attributes",
+    "status_description",
     "tool_end_attributes",
     "tool_start_attributes",
+    "trimmed_attributes",
+    "truncation_attributes",
     "turn_end_attributes",
     "turn_start_attributes",
 ]
 
+
+class ContentCapture(StrEnum):
+    """What of the tool-call content reaches span attributes (there is no raw setting)."""
+
+    REDACTED = "redacted"
+    """Redacted arguments and results on tool spans, redacted reasons in status descriptions."""
+    NONE = "none"
+    """No arguments, results or free-text reasons: ids, names, outcomes and counts only."""
+
+
 TOOL_TYPES = {"native": "function", "extension": "extension"}
-"""`gen_ai.tool.type` by provenance; anything else is an extension."""
+"""`gen_ai.tool.type` by provenance: built-in tools are functions the agent runs itself; MCP
+and other extension tools run elsewhere. Anything else is an extension, as the registry
+treats it."""
+
+TOOL_ERROR_TYPES: dict[ToolOutcome, str] = {
+    ToolOutcome.ERROR: "tool_error",
+    ToolOutcome.UNKNOWN: "unknown_tool",
+    ToolOutcome.EXCLUDED: "excluded_tool",
+    ToolOutcome.INTERRUPTED: "interrupted",
+}
+"""Outcomes that set status ERROR, with their default `error.type` (an `error` slot uses the
+event's own type when it has one: an exception class, `timeout`, `invalid_result`). The other
+outcomes — denied, replaced, deduplicated, cancelled_by_hook — are policy decisions that worked
+as intended, so they leave the status UNSET; `zeroclaw.tool.outcome` carries the detail."""
+
+TURN_ERROR_TYPES: dict[TurnOutcomeKind, str] = {
+    TurnOutcomeKind.ABORTED: "aborted",
+    TurnOutcomeKind.ERROR: "turn_error",
+    TurnOutcomeKind.MAX_ITERATIONS: "max_iterations",
+}
+"""Turn outcomes that set status ERROR. `max_iterations` only when it ended in an error
+(`error_at_cap`); a graceful summary, a final answer and a user's cancel are not errors."""
+
+DESCRIPTION_LIMIT = 256
+"""Status descriptions are cut here: they are summaries, the full text is in the result."""
+
+
+def status_description(text: str | None) -> str | None:
+    """An ERROR status's description: `text` cut to `DESCRIPTION_LIMIT` (None when empty)."""
+    if not text:
+        return None
+    return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
 
 
 def turn_start_attributes(event: AgentStart, *, capture: bool) -> dict[str, Any]:
@@ -160,4 +218,56 @@ def approval_attributes(event: ApprovalDecision) -> dict[str, Any]:
         "zeroclaw.approval.decision": event.decision,
         "zeroclaw.approval.surface": event.surface,
         "openinference.span.kind": "GUARDRAIL",
+    }
+
+
+def attempt_attributes(event: ProviderAttempt) -> dict[str, Any]:
+    """A `zeroclaw.provider.attempt` event (a retried provider request) on its `chat` span."""
+    attributes: dict[str, Any] = {
+        "zeroclaw.provider.attempt": event.attempt,
+        "error.type": event.error_type,
+        "zeroclaw.provider.retry_wait_s": event.wait_s,
+    }
+    if event.status is not None:
+        attributes["http.response.status_code"] = event.status
+    return attributes
+
+
+def truncation_attributes(event: ToolCall) -> dict[str, Any]:
+    """A `zeroclaw.truncation` event on a tool span whose result was cut."""
+    return {
+        "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
+        "zeroclaw.tool.truncated_chars": event.truncated_chars,
+    }
+
+
+def progress_attributes(event: ToolProgress) -> dict[str, Any]:
+    """A `zeroclaw.tool.progress` event on the call's `execute_tool` span."""
+    attributes: dict[str, Any] = {"zeroclaw.tool.progress": event.progress}
+    if event.total is not None:
+        attributes["zeroclaw.tool.progress_total"] = event.total
+    if event.message:
+        attributes["zeroclaw.tool.progress_message"] = event.message
+    return attributes
+
+
+def loop_attributes(event: LoopDetection) -> dict[str, Any]:
+    """A `zeroclaw.loop_detection` event on the call's span (or the turn's root)."""
+    return {
+        "zeroclaw.loop_detection.kind": event.kind,
+        "zeroclaw.loop_detection.severity": event.severity,
+        "zeroclaw.loop_detection.message": event.message,
+    }
+
+
+def trimmed_attributes(event: ContextTrimmed) -> dict[str, Any]:
+    """A `zeroclaw.context.trimmed` event on the turn's root: counts only."""
+    return {
+        "zeroclaw.context.reason": event.reason.value,
+        "zeroclaw.iteration": event.iteration,
+        "zeroclaw.context.messages_dropped": event.messages_dropped,
+        "zeroclaw.context.turns_dropped": event.turns_dropped,
+        "zeroclaw.context.tokens_before": event.tokens_before,
+        "zeroclaw.context.tokens_after": event.tokens_after,
+        "zeroclaw.context.token_budget": event.token_budget,
     }

@@ -40,13 +40,16 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.util.types import Attributes, AttributeValue
+
+if TYPE_CHECKING:
+    from .span_builder import DirectSpan
 
 __all__ = [
     "MAX_OPERATIONS",
@@ -78,6 +81,9 @@ class SetAttributes:
     def apply(self, span: trace.Span) -> None:
         span.set_attributes(self.attributes)
 
+    def replay(self, span: DirectSpan) -> bool:
+        return span.set_all(self.attributes)
+
 
 @dataclass(frozen=True, slots=True)
 class SetAttribute:
@@ -88,6 +94,9 @@ class SetAttribute:
 
     def apply(self, span: trace.Span) -> None:
         span.set_attribute(self.key, self.value)
+
+    def replay(self, span: DirectSpan) -> bool:
+        return span.set(self.key, self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,9 @@ class AddEvent:
     def apply(self, span: trace.Span) -> None:
         span.add_event(self.name, self.attributes, self.timestamp)
 
+    def replay(self, span: DirectSpan) -> bool:
+        return span.add_event(self.name, self.attributes, self.timestamp)
+
 
 @dataclass(frozen=True, slots=True)
 class AddLink:
@@ -112,6 +124,9 @@ class AddLink:
     def apply(self, span: trace.Span) -> None:
         span.add_link(self.context, self.attributes)
 
+    def replay(self, span: DirectSpan) -> bool:
+        return False  # links are validated and bounded by the SDK: rare, left to it
+
 
 @dataclass(frozen=True, slots=True)
 class UpdateName:
@@ -121,6 +136,10 @@ class UpdateName:
 
     def apply(self, span: trace.Span) -> None:
         span.update_name(self.name)
+
+    def replay(self, span: DirectSpan) -> bool:
+        span.name = self.name
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +151,9 @@ class SetStatus:
 
     def apply(self, span: trace.Span) -> None:
         span.set_status(self.status, self.description)
+
+    def replay(self, span: DirectSpan) -> bool:
+        return span.set_status(self.status, self.description)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +168,16 @@ class RecordException:
     def apply(self, span: trace.Span) -> None:
         span.record_exception(self.exception, self.attributes, self.timestamp, self.escaped)
 
+    def replay(self, span: DirectSpan) -> bool:
+        return False  # the SDK formats the exception: rare, left to it
+
 
 Operation = (
     SetAttributes | SetAttribute | AddEvent | AddLink | UpdateName | SetStatus | RecordException
 )
 """One `trace.Span` call recorded on a pending span and replayed (`apply`) on the SDK span:
-the tool code's calls while the span is open, then the engine's closing ones."""
+the tool code's calls while the span is open, then the engine's closing ones. `replay` does
+the same on a `span_builder.DirectSpan`, or says (False) that only the SDK can."""
 
 
 class SpanIdHandoff(IdGenerator):
@@ -253,6 +279,36 @@ class PendingSpan(Span):
         self.ops: list[Operation] = []
         self.end_ns: int | None = None
         self._open = True
+
+    @classmethod
+    def child_of(
+        cls,
+        root: Span,
+        parent: otel_context.Context,
+        handoff: SpanIdHandoff | None,
+        name: str,
+        kind: SpanKind,
+        start_ns: int,
+        attributes: dict[str, Any],
+    ) -> PendingSpan:
+        """A pending child of `root` (`parent` is the context holding it), with a span id from
+        the provider's generator, and the trace state and flags the SDK's samplers give a
+        sampled child.
+
+        Without a handoff (a tracer that is not the SDK's) the worker's tracer picks the id, so
+        the pending span carries the root's context: a tool's own spans then nest under the
+        root, and the call has no ids of its own.
+        """
+        context = root.get_span_context()
+        if handoff is not None:
+            context = SpanContext(
+                context.trace_id,
+                handoff.inner.generate_span_id(),
+                is_remote=False,
+                trace_flags=context.trace_flags,
+                trace_state=context.trace_state,
+            )
+        return cls(name, context, parent, kind, start_ns, attributes)
 
     def close(self, end_ns: int, *ops: Operation) -> PendingSpan:
         """Stop recording outside operations, add the engine's closing ones, set the end."""

@@ -12,9 +12,9 @@ deferred spans; the provider, exporters and the export guard are set up in `trac
 Nothing under `turn/` imports this module.
 
 Risky part: `on_event` runs on the turn's path. It must not block or raise, so the handlers
-only record: the root span is a live SDK span, but every child is a `PendingSpan` that one
-worker thread builds into an SDK span later (`deferred_spans.py`), and a bug in a handler or
-in a build is counted, never raised. What it keeps between events is bounded
+only record: the root span is a live SDK span, but every child is a `PendingSpan`
+(`deferred_spans.py`) that one worker thread builds later (`span_builder.py`), and a bug in a
+handler or in a build is counted, never raised. What it keeps between events is bounded
 (`open_spans.py`: a turn that never ends is evicted and counted as dropped), and so is the
 build queue, which drops and counts when full.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from enum import StrEnum
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -32,7 +31,6 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from ... import __version__
-from ..batching import BoundedBatcher, half_queue
 from ..events import (
     NO_IDS,
     AgentEnd,
@@ -48,18 +46,26 @@ from ..events import (
     ProviderAttempt,
     ToolCall,
     ToolCallStart,
-    ToolOutcome,
     ToolProgress,
     TurnOutcomeKind,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .attributes import (
+    TOOL_ERROR_TYPES,
     TOOL_TYPES,
+    TURN_ERROR_TYPES,
+    ContentCapture,
     approval_attributes,
+    attempt_attributes,
     chat_end_attributes,
     chat_start_attributes,
+    loop_attributes,
+    progress_attributes,
+    status_description,
     tool_end_attributes,
     tool_start_attributes,
+    trimmed_attributes,
+    truncation_attributes,
     turn_end_attributes,
     turn_start_attributes,
 )
@@ -74,46 +80,13 @@ from .deferred_spans import (
     install_handoff,
 )
 from .open_spans import OpenSpans, OpenTurn
+from .span_builder import SpanBuilder
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 
 _log = logging.getLogger(__name__)
 
 _SCOPE = "zeroclaw_obs"
-DESCRIPTION_LIMIT = 256
-"""Status descriptions are cut here: they are summaries, the full text is in the result."""
-
-"""`gen_ai.tool.type` by provenance: built-in tools are functions the agent runs itself;
-MCP and other extension tools run elsewhere (`extension`). Unknown provenances read as
-`extension`, as the registry treats them."""
-
-_TOOL_ERROR_TYPES: dict[ToolOutcome, str] = {
-    ToolOutcome.ERROR: "tool_error",
-    ToolOutcome.UNKNOWN: "unknown_tool",
-    ToolOutcome.EXCLUDED: "excluded_tool",
-    ToolOutcome.INTERRUPTED: "interrupted",
-}
-"""Outcomes that set status ERROR, with their default `error.type` (an `error` slot uses the
-event's own type when it has one: an exception class, `timeout`, `invalid_result`). The other
-outcomes — denied, replaced, deduplicated, cancelled_by_hook — are policy decisions that worked
-as intended, so they leave the status UNSET; `zeroclaw.tool.outcome` carries the detail."""
-
-_TURN_ERROR_TYPES: dict[TurnOutcomeKind, str] = {
-    TurnOutcomeKind.ABORTED: "aborted",
-    TurnOutcomeKind.ERROR: "turn_error",
-    TurnOutcomeKind.MAX_ITERATIONS: "max_iterations",
-}
-"""Turn outcomes that set status ERROR. `max_iterations` only when it ended in an error
-(`error_at_cap`); a graceful summary, a final answer and a user's cancel are not errors."""
-
-
-class ContentCapture(StrEnum):
-    """What of the tool-call content reaches span attributes (there is no raw setting)."""
-
-    REDACTED = "redacted"
-    """Redacted arguments and results on tool spans, redacted reasons in status descriptions."""
-    NONE = "none"
-    """No arguments, results or free-text reasons: ids, names, outcomes and counts only."""
 
 
 class SpanObserver:
@@ -121,8 +94,9 @@ class SpanObserver:
 
     The root span of a turn is a live SDK span. Its children (`chat`, `execute_tool`,
     `await_approval`) are recorded on the turn's path as `PendingSpan`s, with ids from the
-    provider's own id generator and their real start and end times, and built as SDK spans
-    by one worker thread (`deferred_spans.py`); the root's end waits behind them in the same
+    provider's own id generator and their real start and end times, and built by one worker
+    thread (`span_builder.py`; through the SDK, or straight into the `ReadableSpan` the SDK
+    would have built when that is equivalent); the root's end waits behind them in the same
     queue. Call `force_flush` before reading a span exporter, and `shutdown` at exit
     (`Telemetry.shutdown` does, before the provider's).
 
@@ -145,6 +119,8 @@ class SpanObserver:
         schedule_delay_s: the longest a span waits to be built while no turn ends. The worker
             also wakes at the end of every turn and when half the queue is used, not for each
             full batch: it stays off the GIL while a turn is busy (see `QueuedLogger`).
+        direct_build: build spans without the SDK where that is equivalent (`SpanBuilder`);
+            False always goes through the SDK.
 
     Raises:
         ValueError: a bound is not a positive integer; the message names it.
@@ -162,6 +138,7 @@ class SpanObserver:
         max_recent_spans: int = 4096,
         max_queue_size: int = 2048,
         schedule_delay_s: float = 1.0,
+        direct_build: bool = True,
     ) -> None:
         self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
@@ -192,15 +169,14 @@ class SpanObserver:
             LoopDetection: self._loop_detection,
             ContextTrimmed: self._context_trimmed,
         }
-        self._queue: BoundedBatcher[PendingSpan | RootEnd] = BoundedBatcher(
-            self._build,
-            signal=Signal.TRACES,
+        self._builder = SpanBuilder(
+            self._tracer,
+            self._handoff,
+            failed=self._failed,
             health=self._health,
             max_queue_size=max_queue_size,
-            max_export_batch_size=min(512, max_queue_size),
             schedule_delay_s=schedule_delay_s,
-            wake_at=half_queue(max_queue_size, min(512, max_queue_size)),
-            name="traces-build",
+            direct=direct_build,
         )
 
     def on_event(self, event: ObserverEvent) -> None:
@@ -244,11 +220,11 @@ class SpanObserver:
 
         The spans then sit in the provider's processors: flush the provider to export them.
         """
-        return self._queue.force_flush(timeout_s)
+        return self._builder.force_flush(timeout_s)
 
     def shutdown(self, timeout_s: float = 5.0) -> bool:
         """Build what is recorded and stop the worker within `timeout_s`; the rest is counted."""
-        return self._queue.shutdown(timeout_s)
+        return self._builder.shutdown(timeout_s)
 
     def _failed(self, exc: Exception, where: str) -> None:
         self.errors += 1
@@ -257,15 +233,6 @@ class SpanObserver:
             self._reported.add(type(exc))
             # The type only: an exception message could quote a payload.
             _log.warning("span observer failed on %s: %s", where, type(exc).__name__)
-
-    def _build(self, batch: list[PendingSpan | RootEnd]) -> bool:
-        """The worker: each record becomes an SDK span (a failure costs that span, counted)."""
-        for record in batch:
-            try:
-                record.build(self._tracer, self._handoff)
-            except Exception as exc:
-                self._failed(exc, type(record).__name__)
-        return True
 
     def ids_for(self, turn_id: str, tool_call_id: str | None = None) -> Ids | None:
         """(trace_id as 32 hex, span_id as 16 hex) of a tool span, or of the turn's root.
@@ -348,7 +315,7 @@ class SpanObserver:
         self._end_unfinished(turn, event.time_ns)
         attributes = turn_end_attributes(event, capture=self._capture)
         status = None
-        error_type = _TURN_ERROR_TYPES.get(event.outcome)
+        error_type = TURN_ERROR_TYPES.get(event.outcome)
         if event.outcome is TurnOutcomeKind.MAX_ITERATIONS and event.error is None:
             error_type = None
         if error_type is not None:
@@ -357,14 +324,14 @@ class SpanObserver:
             attributes["error.type"] = error_type
             status = Status(StatusCode.ERROR, self._describe(event.error))
         # Behind the turn's children in the queue, so the root is the last span built.
-        self._queue.emit(RootEnd(turn.root, event.time_ns, attributes, status))
-        self._queue.wake()
+        self._builder.emit(RootEnd(turn.root, event.time_ns, attributes, status))
+        self._builder.wake()
 
     def _end_unfinished(self, turn: OpenTurn, end_ns: int) -> None:
         """End children the engine never closed (a bug upstream) so the trace stays whole."""
         leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
         for span in leftovers:
-            self._queue.emit(
+            self._builder.emit(
                 span.close(
                     end_ns,
                     SetAttribute("error.type", "unfinished"),
@@ -405,7 +372,7 @@ class SpanObserver:
                 SetAttributes(attributes),
                 SetStatus(Status(StatusCode.ERROR, self._describe(event.error))),
             )
-        self._queue.emit(span.close(event.time_ns, *closing))
+        self._builder.emit(span.close(event.time_ns, *closing))
 
     def _provider_attempt(self, event: ProviderAttempt) -> None:
         """A retry: a `zeroclaw.provider.attempt` event on the call's open `chat` span.
@@ -419,14 +386,7 @@ class SpanObserver:
         span = turn.chats.get(event.iteration)
         if span is None:
             return
-        attributes: dict[str, Any] = {
-            "zeroclaw.provider.attempt": event.attempt,
-            "error.type": event.error_type,
-            "zeroclaw.provider.retry_wait_s": event.wait_s,
-        }
-        if event.status is not None:
-            attributes["http.response.status_code"] = event.status
-        span.add_event("zeroclaw.provider.attempt", attributes, event.time_ns)
+        span.add_event("zeroclaw.provider.attempt", attempt_attributes(event), event.time_ns)
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -456,17 +416,14 @@ class SpanObserver:
         span, ids = opened
         attributes = tool_end_attributes(event, capture=self._capture)
         closing: list[Operation] = [SetAttributes(attributes)]
-        default_error = _TOOL_ERROR_TYPES.get(event.outcome)
+        default_error = TOOL_ERROR_TYPES.get(event.outcome)
         if default_error is not None:
             attributes["error.type"] = event.error_type or default_error
             closing.append(SetStatus(Status(StatusCode.ERROR, self._describe(event.result))))
         if event.truncated_chars:
-            truncation = {
-                "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
-                "zeroclaw.tool.truncated_chars": event.truncated_chars,
-            }
+            truncation = truncation_attributes(event)
             closing.append(AddEvent("zeroclaw.truncation", truncation, event.time_ns))
-        self._queue.emit(span.close(event.time_ns, *closing))
+        self._builder.emit(span.close(event.time_ns, *closing))
         self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
 
     def _tool_progress(self, event: ToolProgress) -> None:
@@ -477,12 +434,7 @@ class SpanObserver:
         span = self._open.tool_span(turn, event.tool_call_id)
         if span is None:
             return
-        attributes: dict[str, Any] = {"zeroclaw.tool.progress": event.progress}
-        if event.total is not None:
-            attributes["zeroclaw.tool.progress_total"] = event.total
-        if event.message:
-            attributes["zeroclaw.tool.progress_message"] = event.message
-        span.add_event("zeroclaw.tool.progress", attributes, timestamp=event.time_ns)
+        span.add_event("zeroclaw.tool.progress", progress_attributes(event), event.time_ns)
 
     def _loop_detection(self, event: LoopDetection) -> None:
         turn = self._open.turn(event.correlation.turn_id)
@@ -490,34 +442,14 @@ class SpanObserver:
             return
         # Without an open tool span the live root takes the event; its SDK span is thread-safe.
         span = self._open.tool_span(turn, event.tool_call_id) or turn.root
-        span.add_event(
-            "zeroclaw.loop_detection",
-            {
-                "zeroclaw.loop_detection.kind": event.kind,
-                "zeroclaw.loop_detection.severity": event.severity,
-                "zeroclaw.loop_detection.message": event.message,
-            },
-            timestamp=event.time_ns,
-        )
+        span.add_event("zeroclaw.loop_detection", loop_attributes(event), event.time_ns)
 
     def _context_trimmed(self, event: ContextTrimmed) -> None:
         """A `zeroclaw.context.trimmed` event on the live root span: counts only."""
         turn = self._open.turn(event.correlation.turn_id)
         if turn is None:
             return
-        turn.root.add_event(
-            "zeroclaw.context.trimmed",
-            {
-                "zeroclaw.context.reason": event.reason.value,
-                "zeroclaw.iteration": event.iteration,
-                "zeroclaw.context.messages_dropped": event.messages_dropped,
-                "zeroclaw.context.turns_dropped": event.turns_dropped,
-                "zeroclaw.context.tokens_before": event.tokens_before,
-                "zeroclaw.context.tokens_after": event.tokens_after,
-                "zeroclaw.context.token_budget": event.token_budget,
-            },
-            timestamp=event.time_ns,
-        )
+        turn.root.add_event("zeroclaw.context.trimmed", trimmed_attributes(event), event.time_ns)
 
     def _approval(self, event: ApprovalDecision) -> None:
         turn = self._open.turn(event.correlation.turn_id, for_span=True)
@@ -534,7 +466,7 @@ class SpanObserver:
         self._last_approval = (
             None if ids is None else (event.correlation.turn_id, event.tool_call_id, ids)
         )
-        self._queue.emit(span.close(event.wait_end_ns))
+        self._builder.emit(span.close(event.wait_end_ns))
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -546,32 +478,16 @@ class SpanObserver:
         start_ns: int,
         attributes: dict[str, Any],
     ) -> PendingSpan:
-        """A pending child of the turn's root, with a span id from the provider's generator.
-
-        Without a handoff (a tracer that is not the SDK's) the worker's tracer picks the id,
-        so the pending span carries the root's context: a tool's own spans then nest under
-        the root, and the call has no ids of its own (`_child_ids`).
-        """
-        root = turn.root.get_span_context()
-        if self._handoff is None:
-            context = root
-        else:
-            context = SpanContext(
-                root.trace_id,
-                self._handoff.inner.generate_span_id(),
-                is_remote=False,
-                trace_flags=root.trace_flags,
-                trace_state=root.trace_state,
-            )
-        return PendingSpan(name, context, turn.context, kind, start_ns, attributes)
+        """A pending child of the turn's root (`PendingSpan.child_of`)."""
+        return PendingSpan.child_of(
+            turn.root, turn.context, self._handoff, name, kind, start_ns, attributes
+        )
 
     def _child_ids(self, span: PendingSpan) -> Ids | None:
         return None if self._handoff is None else _ids(span.context)
 
     def _describe(self, text: str | None) -> str | None:
-        if not self._capture or not text:
-            return None
-        return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
+        return status_description(text) if self._capture else None
 
 
 def _ids(ctx: SpanContext) -> Ids | None:

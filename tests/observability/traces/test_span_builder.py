@@ -1,0 +1,429 @@
+"""The build worker: a record built without the SDK is the span the SDK would have built."""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import (
+    ReadableSpan,
+    SpanLimits,
+    SpanProcessor,
+    TracerProvider,
+    sampling,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from zeroclaw_obs.observability.batching import BoundedBatchSpanProcessor
+from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.traces.deferred_spans import (
+    AddEvent,
+    AddLink,
+    PendingSpan,
+    RecordException,
+    SetAttribute,
+    SetAttributes,
+    SetStatus,
+    SpanIdHandoff,
+    UpdateName,
+    install_handoff,
+)
+from zeroclaw_obs.observability.traces.otlp_proto import encode_otlp_proto
+from zeroclaw_obs.observability.traces.span_builder import DirectBuild, SpanBuilder
+from zeroclaw_obs.observability.traces.tracing import SpanObserver
+
+from ...conftest import make_replay
+
+
+class Setup:
+    """A provider with only our batch processor (to memory), our tracer and its handoff."""
+
+    def __init__(self, *, limits: SpanLimits | None = None, sampler=None) -> None:
+        self.memory = InMemorySpanExporter()
+        self.provider = TracerProvider(
+            resource=Resource({"service.name": "t", "n": 1}),
+            span_limits=limits,
+            sampler=sampler,
+            id_generator=SpanIdHandoff(RandomIdGenerator()),
+        )
+        self.provider.add_span_processor(
+            BoundedBatchSpanProcessor(self.memory, health=TelemetryHealth())
+        )
+        self.tracer = self.provider.get_tracer("zeroclaw_obs", "9.9")
+        self.handoff = install_handoff(self.tracer)
+        self.root = self.tracer.start_span("root")
+
+    def record(self, attributes: dict, ops: list, *, name: str = "child") -> PendingSpan:
+        span = PendingSpan.child_of(
+            self.root,
+            trace.set_span_in_context(self.root),
+            self.handoff,
+            name,
+            SpanKind.CLIENT,
+            1_000,
+            dict(attributes),
+        )
+        return span.close(2_000, *ops)
+
+    def through_the_sdk(self, record: PendingSpan) -> ReadableSpan:
+        self.memory.clear()
+        record.build(self.tracer, self.handoff)
+        self.provider.force_flush()
+        (span,) = self.memory.get_finished_spans()
+        return span
+
+    def direct(self) -> DirectBuild:
+        direct = DirectBuild.probe(self.tracer, self.handoff)
+        assert direct is not None
+        return direct
+
+    def close(self) -> None:
+        self.provider.shutdown()
+
+
+def same_span(sdk: ReadableSpan, direct: ReadableSpan) -> None:
+    """Every field an exporter reads is the same (the encoding covers all but the counts)."""
+    assert encode_otlp_proto([sdk]) == encode_otlp_proto([direct])
+    assert (sdk.dropped_attributes, sdk.dropped_events, sdk.dropped_links) == (
+        direct.dropped_attributes,
+        direct.dropped_events,
+        direct.dropped_links,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # still handed to exporters
+        assert sdk.instrumentation_info == direct.instrumentation_info
+    assert sdk.instrumentation_scope == direct.instrumentation_scope
+    assert sdk.resource == direct.resource
+    assert sdk.parent == direct.parent
+    assert dict(sdk.attributes) == dict(direct.attributes)
+
+
+@pytest.fixture
+def setup():
+    setup = Setup()
+    yield setup
+    setup.close()
+
+
+ENGINE_SPAN = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "edit_file",
+    "zeroclaw.iteration": 1,
+    "input.value": "{}" * 300,
+}
+CASES = {
+    "a tool span as the engine closes it": (
+        ENGINE_SPAN,
+        [
+            SetAttributes({"zeroclaw.tool.outcome": "error", "error.type": "tool_error"}),
+            SetStatus(Status(StatusCode.ERROR, "boom")),
+            AddEvent("zeroclaw.truncation", {"zeroclaw.tool.truncated_bytes": 3}, 1_500),
+        ],
+    ),
+    "a key set again moves to the end": (
+        {"a": 1, "b": 2, "c": 3},
+        [SetAttribute("a", 4), SetAttributes({"b": 5.5, "d": True})],
+    ),
+    "lists become tuples": ({"l": ["a", "b"], "t": (1, 2)}, [SetAttribute("m", [True])]),
+    "an OK status is final, UNSET is ignored": (
+        {},
+        [
+            SetStatus(StatusCode.UNSET),
+            SetStatus(StatusCode.OK),
+            SetStatus(Status(StatusCode.ERROR, "late")),
+        ],
+    ),
+    "a status code with a description, then a Status": (
+        {},
+        [SetStatus(StatusCode.ERROR, "first"), SetStatus(Status(StatusCode.ERROR, "second"))],
+    ),
+    "a renamed span with events": (
+        {"x": ""},
+        [UpdateName("renamed"), AddEvent("e", None, 1_100), AddEvent("f", {"k": "v"}, 1_200)],
+    ),
+}
+
+
+class TestDirectBuild:
+    @pytest.mark.parametrize(("attributes", "ops"), CASES.values(), ids=CASES.keys())
+    def test_is_the_span_the_sdk_builds(self, setup, attributes, ops):
+        """The same record through the SDK and directly: the same exported span."""
+        record = setup.record(attributes, ops)
+        direct = setup.direct().readable(record)
+        assert direct is not None
+        same_span(setup.through_the_sdk(record), direct)
+
+    @pytest.mark.parametrize(
+        ("attributes", "ops"),
+        [
+            ({"": 1}, []),
+            ({"none": None}, []),
+            ({"nested": ((1,),)}, []),
+            ({"mapping": {"a": 1}}, []),
+            ({"object": object()}, []),
+            ({}, [SetAttribute("bytes", b"x")]),
+            ({}, [AddEvent("e", {"": 1}, 5)]),
+            ({}, [AddLink(trace.INVALID_SPAN_CONTEXT, None)]),
+            ({}, [RecordException(ValueError("x"), None, 5, False)]),
+        ],
+        ids=[
+            "empty key",
+            "None",
+            "nested sequence",
+            "mapping",
+            "object",
+            "bytes",
+            "empty event key",
+            "link",
+            "exception",
+        ],
+    )
+    def test_refuses_what_only_the_sdk_decides(self, setup, attributes, ops):
+        """Anything the SDK would clean, drop, convert or format goes the SDK's way."""
+        assert setup.direct().readable(setup.record(attributes, ops)) is None
+
+    def test_limits_are_the_providers(self):
+        """Strings are cut at the provider's limits as the SDK cuts them; past a count limit
+        the record goes the SDK's way (which drops and counts)."""
+        limits = SpanLimits(
+            max_span_attributes=3,
+            max_events=1,
+            max_event_attributes=1,
+            max_span_attribute_length=4,
+            max_attribute_length=2,
+        )
+        setup = Setup(limits=limits)
+        try:
+            within = setup.record(
+                {"long": "abcdefgh", "list": ["abcdef", "x"]},
+                [AddEvent("e", {"k": "abcdef"}, 5)],
+            )
+            direct = setup.direct().readable(within)
+            assert direct is not None
+            assert "abcd" == direct.attributes["long"]
+            same_span(setup.through_the_sdk(within), direct)
+            for beyond in (
+                setup.record({"a": 1, "b": 2, "c": 3, "d": 4}, []),
+                setup.record({}, [AddEvent("e", None, 5), AddEvent("f", None, 6)]),
+                setup.record({}, [AddEvent("e", {"a": 1, "b": 2}, 5)]),
+            ):
+                assert setup.direct().readable(beyond) is None
+                built = setup.through_the_sdk(beyond)
+                drops = built.dropped_attributes + built.dropped_events
+                assert 1 == drops + sum(e.dropped_attributes for e in built.events)
+        finally:
+            setup.close()
+
+
+PLAIN = st.one_of(
+    st.text(max_size=8),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+)
+VALUES = st.one_of(PLAIN, st.lists(PLAIN, max_size=3), st.lists(PLAIN, max_size=3).map(tuple))
+KEYS = st.sampled_from(["a", "b", "c", "gen_ai.tool.name", "input.value"])
+OPS = st.one_of(
+    st.builds(SetAttributes, st.dictionaries(KEYS, VALUES, max_size=3)),
+    st.builds(SetAttribute, KEYS, VALUES),
+    st.builds(
+        AddEvent,
+        st.text(max_size=5),
+        st.dictionaries(KEYS, VALUES, max_size=2),
+        st.integers(1, 10**18),
+    ),
+    st.builds(UpdateName, st.text(max_size=5)),
+    st.builds(
+        SetStatus, st.sampled_from(list(StatusCode)), st.one_of(st.none(), st.text(max_size=5))
+    ),
+    st.builds(
+        SetStatus,
+        st.builds(
+            Status, st.sampled_from(list(StatusCode)), st.one_of(st.none(), st.text(max_size=5))
+        ),
+    ),
+)
+
+
+class TestDirectBuildProperties:
+    @settings(
+        max_examples=200,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(st.dictionaries(KEYS, VALUES, max_size=4), st.lists(OPS, max_size=6))
+    def test_any_plain_record_is_the_span_the_sdk_builds(self, setup, attributes, ops):
+        """Any attributes and operations of plain values: the same span either way."""
+        logging.disable(logging.WARNING)  # the SDK warns on descriptions of non-ERROR statuses
+        try:
+            record = setup.record(attributes, ops)
+            direct = setup.direct().readable(record)
+            assert direct is not None
+            same_span(setup.through_the_sdk(record), direct)
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+class Seen(SpanProcessor):
+    """A user's processor: notes every span it is shown at start and at end."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[str] = []
+
+    def on_start(self, span, parent_context=None) -> None:
+        self.started.append(span.name)
+
+    def on_end(self, span) -> None:
+        self.ended.append(span.name)
+
+
+class TestProbe:
+    def test_our_processors_and_an_sdk_sampler_take_the_direct_way(self, setup):
+        """The default set-up (only `BoundedBatchSpanProcessor`s, an SDK sampler)."""
+        assert DirectBuild.probe(setup.tracer, setup.handoff) is not None
+
+    def test_a_users_processor_takes_the_sdk_way(self, setup):
+        """A processor added to the provider must see `on_start`: every span is the SDK's."""
+        setup.provider.add_span_processor(Seen())
+        assert DirectBuild.probe(setup.tracer, setup.handoff) is None
+
+    def test_a_users_sampler_takes_the_sdk_way(self):
+        """Only the SDK's own samplers are known to follow the root."""
+
+        class Mine(sampling.Sampler):
+            def should_sample(self, *args, **kwargs):
+                return sampling.ALWAYS_ON.should_sample(*args, **kwargs)
+
+            def get_description(self) -> str:
+                return "mine"
+
+        setup = Setup(sampler=Mine())
+        try:
+            assert DirectBuild.probe(setup.tracer, setup.handoff) is None
+        finally:
+            setup.close()
+
+    @pytest.mark.parametrize(
+        "sampler",
+        [sampling.ALWAYS_ON, sampling.DEFAULT_ON, sampling.TraceIdRatioBased(0.5)],
+        ids=["always_on", "parentbased_always_on", "traceidratio"],
+    )
+    def test_the_sdk_samplers_take_the_direct_way(self, sampler):
+        setup = Setup(sampler=sampler)
+        try:
+            assert DirectBuild.probe(setup.tracer, setup.handoff) is not None
+        finally:
+            setup.close()
+
+    def test_no_handoff_takes_the_sdk_way(self, setup):
+        """Without the handoff the SDK picks the ids, so only it can build."""
+        assert DirectBuild.probe(setup.tracer, None) is None
+
+
+TURN = {
+    "agent": {"alias": "bot"},
+    "user": "weather?",
+    "config": {"approval": {"auto_approve": ["get_weather"]}},
+    "tools": [
+        {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "responses": [{"default": {"output": "4C"}}],
+        }
+    ],
+    "responses": [
+        {
+            "tool_calls": [
+                {"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}},
+                {"id": "c2", "name": "get_weather", "arguments": {"city": "Oslo"}},
+            ]
+        },
+        {"text": "done"},
+    ],
+}
+
+
+class TestSpanBuilder:
+    async def test_a_processor_added_mid_run_sees_every_later_span(self, setup):
+        """Added after the observer: it sees every span of the next turn, start and end."""
+        observer = SpanObserver(setup.provider)
+        seen = Seen()
+        setup.provider.add_span_processor(seen)
+        await make_replay(TURN, observer=observer).run()
+        observer.shutdown()
+        expected = ["chat scripted-model"] * 2 + ["execute_tool get_weather"] * 2
+        assert expected == sorted(n for n in seen.started if not n.startswith("invoke"))
+        assert sorted(seen.started) == sorted(seen.ended)
+
+    async def test_a_turn_either_way_exports_the_same_spans(self):
+        """One turn built directly and one through the SDK: the same spans, ids and times
+        aside (each turn has its own)."""
+        shapes = []
+        for direct in (True, False):
+            setup = Setup()
+            observer = SpanObserver(setup.provider, direct_build=direct)
+            await make_replay(TURN, observer=observer).run()
+            observer.shutdown()
+            setup.provider.force_flush()
+            assert 0 == observer.errors
+            spans = sorted(setup.memory.get_finished_spans(), key=lambda s: s.name)
+            shapes.append(
+                [
+                    (
+                        s.name,
+                        s.kind,
+                        s.status.status_code,
+                        s.parent is None,
+                        {k: v for k, v in s.attributes.items() if "id" not in k},
+                        s.resource,
+                        s.instrumentation_scope,
+                    )
+                    for s in spans
+                ]
+            )
+            setup.close()
+        assert 5 == len(shapes[0])  # the root, two chats, two tool calls
+        assert shapes[0] == shapes[1]
+
+    def test_a_failing_record_costs_that_record_only(self, setup):
+        """A record that raises is reported to `failed`; the batch goes on."""
+        failures: list[str] = []
+        builder = SpanBuilder(
+            setup.tracer,
+            setup.handoff,
+            failed=lambda exc, where: failures.append(where),
+            health=TelemetryHealth(),
+            max_queue_size=16,
+            schedule_delay_s=5.0,
+        )
+
+        class Broken(PendingSpan):
+            def build(self, tracer, handoff) -> None:
+                raise RuntimeError("broken")
+
+        good = setup.record({"a": 1}, [])
+        bad = Broken("bad", good.context, good.parent, SpanKind.INTERNAL, 1, {"x": None})
+        bad.close(2)
+        builder.emit(bad)
+        builder.emit(good)
+        assert builder.shutdown(5.0)
+        setup.provider.force_flush()
+        assert ["Broken"] == failures
+        assert ["child"] == [s.name for s in setup.memory.get_finished_spans()]
+
+
+def test_nan_is_kept_as_the_sdk_keeps_it(setup):
+    """A NaN attribute is a plain float: the direct span carries it as the SDK's does."""
+    record = setup.record({"nan": math.nan}, [])
+    direct = setup.direct().readable(record)
+    assert direct is not None
+    assert encode_otlp_proto([setup.through_the_sdk(record)]) == encode_otlp_proto([direct])
