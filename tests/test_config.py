@@ -42,9 +42,20 @@ class TestLoadConfigFile:
             load_config_file(path).approval.auto_approve_read_only,
         )
 
+    def test_context_token_budget(self, tmp_path):
+        """`context_token_budget` is off (None) by default and read from the file."""
+        path = tmp_path / "zc.toml"
+        path.write_text("context_token_budget = 120000\n")
+        assert (None, 120000) == (
+            RuntimeConfig().context_token_budget,
+            load_config_file(path).context_token_budget,
+        )
+
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
+            ("context_token_budget = 0\n", "context_token_budget: Input should be greater than"),
+            ("context_token_budget = 1.5\n", "context_token_budget"),
             ("auto_approve_read_only = true\n", "(top level): unknown field (key 1"),
             ("[approval]\nauto_approve_read_only = 'maybe'\n", "approval.auto_approve_read_only"),
             ("paralel_tools = true\n", "(top level): unknown field (key 1; did you mean"),

@@ -215,6 +215,11 @@ class RuntimeConfig(_Model):
     loop_ignore_tools: list[str] = Field(default_factory=list)
     model: str | None = None
     """Overrides the provider's model name when set."""
+    context_token_budget: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
+    """Estimated tokens the history sent with a turn's requests may hold: before the first
+    request of a turn the oldest whole turns are left out until it fits (the system message
+    and the turn itself always stay). None: no budget. The estimate is characters / 4 + 4 per
+    message (`turn/context_window.py`); a provider's own overflow is handled either way."""
     capture_message_content: bool = False
     """Put the redacted request and response messages on `chat` spans
     (`gen_ai.input.messages` / `gen_ai.output.messages`), like

@@ -7,7 +7,14 @@ from typing import Any
 
 from zeroclaw_obs.observability.events import ToolOutcome
 from zeroclaw_obs.redaction import Redactor
-from zeroclaw_obs.turn.history import append_final, append_round, append_user
+from zeroclaw_obs.turn.history import (
+    INTERRUPTED_BY_USER,
+    STREAM_INTERRUPTED,
+    append_final,
+    append_interrupted,
+    append_round,
+    append_user,
+)
 from zeroclaw_obs.turn.parse import ParsedToolCall, ParseResult
 from zeroclaw_obs.turn.results import Slot
 
@@ -27,6 +34,7 @@ LEAKY = {
     "responses": [{"default": {"output": f"AWS_ACCESS_KEY_ID={AWS_KEY}"}}],
 }
 AUTO = {"auto_approve": ["*"]}
+SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 
 
 def slot(index: int, call: ParsedToolCall, text: str, **changes: Any) -> Slot:
@@ -52,6 +60,24 @@ class TestAppendFinal:
         messages: list[dict[str, Any]] = []
         append_final(messages, "done")
         assert [{"role": "assistant", "content": "done"}] == messages
+
+
+class TestAppendInterrupted:
+    def test_partial_then_a_blank_line_then_the_marker(self):
+        """A cut answer reads `{partial}\\n\\n{marker}`, as an assistant message."""
+        messages: list[dict] = []
+        append_interrupted(messages, "It is 18", STREAM_INTERRUPTED)
+        append_interrupted(messages, "Let me", INTERRUPTED_BY_USER)
+        assert [
+            {"role": "assistant", "content": "It is 18\n\n[stream interrupted]"},
+            {"role": "assistant", "content": "Let me\n\n[interrupted by user]"},
+        ] == messages
+
+    def test_the_redactor_sees_the_partial_not_the_marker(self):
+        """With a redactor the partial is redacted; the marker is ours and stays as it is."""
+        messages: list[dict] = []
+        append_interrupted(messages, f"token {SECRET}", STREAM_INTERRUPTED, redactor=Redactor())
+        assert "token [REDACTED:github_token]\n\n[stream interrupted]" == messages[0]["content"]
 
 
 class TestAppendRound:

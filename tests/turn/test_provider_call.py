@@ -9,6 +9,8 @@ provider raises, with no network. The HTTP side is tested against loopback serve
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 from typing import Any
 
 import pytest
@@ -25,17 +27,20 @@ from zeroclaw_obs.observability.events import (
     ProviderAttempt,
     TurnOutcomeKind,
 )
+from zeroclaw_obs.observability.logs.logs import LogObserver, build_logger
 from zeroclaw_obs.providers.base import (
     NativeToolCall,
     Provider,
     ProviderResponse,
 )
+from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay
 from zeroclaw_obs.turn.loop import TurnOutcome, cap_summary_suffix
 from zeroclaw_obs.turn.provider_call import RetryPolicy
 
-from ..builders import Dropped, PlayedProvider, Sleeps, answer, build, http
-from ..conftest import RecordingObserver
+from ..builders import Dropped, PlayedProvider, Sleeps, Traced, answer, build, chained, http
+from ..conftest import RecordingObserver, make_replay
+from ..providers.wire import DONE, Reply, WireServer, sse
 
 SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 WEATHER = {
@@ -43,20 +48,6 @@ WEATHER = {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
     "responses": [{"default": {"output": "18C"}}],
 }
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 async def run(provider: Provider, **kwargs: Any) -> tuple[TurnOutcome, Replay]:
@@ -346,3 +337,240 @@ class TestObserverEvents:
         _, replay = await run(PlayedProvider(answer()))
         (usage,) = [e for e in replay.events.events if e.type == "usage"]
         assert {"input_tokens": 10, "output_tokens": 5} == usage.data
+
+
+class Interrupted(Provider):
+    """Streams `text` in pieces, then has the turn cancelled and waits (a user's Ctrl-C in the
+    middle of an answer)."""
+
+    def __init__(self, text: str, cancel: Any) -> None:
+        self.text = text
+        self.cancel = cancel
+        self.requests: list[Any] = []
+
+    async def complete(self, request: Any) -> ProviderResponse:
+        self.requests.append(request)
+        for i in range(0, len(self.text), 7):
+            request.on_text(self.text[i : i + 7])
+            await asyncio.sleep(0)
+        self.cancel()
+        await asyncio.sleep(30)
+        raise AssertionError("not cancelled")
+
+
+def assistant_texts(replay: Replay) -> list[str]:
+    return [m["content"] for m in replay.state.messages if m["role"] == "assistant"]
+
+
+PARTIAL = "The weather in Paris is mild today, with a light breeze from the west. " * 3
+
+
+class TestInterruptedStreams:
+    async def test_a_provider_error_keeps_the_partial_text(self):
+        """A stream a provider error cuts stays in history: `{partial}\\n\\n[stream interrupted]`;
+        the client's chunks end with the same text, then the error line."""
+        drop = Dropped(PARTIAL, ProviderConnectionError("openai", "connection_dropped"))
+        provider = PlayedProvider(drop, answer(), piece=9)
+        outcome, replay = await run(provider)
+        assert (TurnOutcomeKind.ERROR, 1) == (outcome.kind, len(provider.requests))
+        kept = f"{PARTIAL}\n\n[stream interrupted]"
+        assert [kept] == assistant_texts(replay)
+        sent = chunks(replay)
+        assert (kept, outcome.text) == ("".join(sent[:-1]), sent[-1])
+
+    async def test_the_partial_reaches_no_span_or_log_line(self):
+        """Keeping the partial adds no payload to telemetry: spans and logs carry none of it."""
+        traced = Traced()
+        stream = io.StringIO()
+        logs = LogObserver(build_logger(redactor=Redactor(), stream=stream))
+        drop = Dropped(PARTIAL, ProviderConnectionError("openai", "connection_dropped"))
+        try:
+            await run(PlayedProvider(drop, piece=9), observer=chained(traced.observer, logs))
+            spans = traced.spans
+        finally:
+            traced.observer.shutdown(1.0)
+            traced.provider.shutdown()
+        texts = [json.dumps(dict(s.attributes)) for s in spans]
+        texts += [json.dumps(dict(e.attributes)) for s in spans for e in s.events]
+        texts += [s.status.description or "" for s in spans]
+        assert ["connection_dropped"] == [
+            s.attributes["error.type"] for s in spans if s.name.startswith("chat")
+        ]
+        assert [] == [t for t in [*texts, stream.getvalue()] if "light breeze" in t]
+
+    async def test_the_partial_is_redacted_with_redact_history(self):
+        """With `redact_history` on (default) the kept partial is redacted like all history."""
+        text = f"{PARTIAL}your token {SECRET} and more words after it to push it along " * 2
+        drop = Dropped(text, ProviderConnectionError("openai", "connection_dropped"))
+        _, replay = await run(PlayedProvider(drop, piece=5))
+        (kept,) = assistant_texts(replay)
+        redacted = replay.execution.redactor.redact_text(text)
+        assert f"{redacted}\n\n[stream interrupted]" == kept
+        assert SECRET not in kept and SECRET not in "".join(chunks(replay))
+
+    async def test_redact_history_off_keeps_the_raw_partial(self):
+        """With `redact_history` off the history keeps the model's words as they came."""
+        text = f"{PARTIAL}your token {SECRET} ends here and then the stream breaks apart " * 2
+        drop = Dropped(text, ProviderConnectionError("openai", "connection_dropped"))
+        data = {"user": "hi", "config": {"redact_history": False}, "responses": [{"text": "x"}]}
+        _, replay = await run(PlayedProvider(drop, piece=5), data=data)
+        assert [f"{text}\n\n[stream interrupted]"] == assistant_texts(replay)
+        assert SECRET not in "".join(chunks(replay))
+
+    async def test_text_held_back_then_retries_exhausted_is_kept(self):
+        """A partial that never reached the client is still kept once no retry is left."""
+        drop = Dropped("Par", ProviderConnectionError("openai", "connection_dropped"))
+        _, replay = await run(PlayedProvider(drop, piece=1, max_retries=0))
+        assert ["Par\n\n[stream interrupted]"] == assistant_texts(replay)
+
+    async def test_a_retried_attempt_leaves_no_partial(self):
+        """Text of an attempt that is retried is dropped with it: the history has the answer."""
+        drop = Dropped("Par", ProviderConnectionError("openai", "connection_dropped"))
+        _, replay = await run(PlayedProvider(drop, answer("Paris is 18C."), piece=1))
+        assert ["Paris is 18C."] == assistant_texts(replay)
+
+    async def test_an_error_before_any_text_adds_nothing(self):
+        """A provider error with no text streamed leaves no assistant message."""
+        _, replay = await run(PlayedProvider(http(400, "invalid_request_error")))
+        assert [] == assistant_texts(replay)
+
+    async def test_a_cancel_mid_stream_keeps_the_partial_text(self):
+        """The turn's cancel in the middle of an answer keeps `{partial}\\n\\n[interrupted by
+        user]` in history; the turn ends as cancelled and its chunks end with the marker."""
+        replay: Replay | None = None
+
+        def cancel() -> None:
+            assert replay is not None
+            replay.state.cancellation.cancel()
+
+        provider = Interrupted(PARTIAL, cancel)
+        observer = RecordingObserver()
+        replay = build(provider, observer=observer)
+        outcome = await replay.run()
+        assert TurnOutcomeKind.CANCELLED == outcome.kind
+        kept = f"{PARTIAL}\n\n[interrupted by user]"
+        assert [kept] == assistant_texts(replay)
+        assert kept == "".join(chunks(replay))
+        (response,) = observer.of(LlmResponse)
+        assert "cancelled" == response.error_type
+
+    async def test_a_cancel_during_a_backoff_keeps_no_partial(self):
+        """A cancel while waiting to retry leaves no partial: the failed attempt is over."""
+        replay: Replay | None = None
+
+        async def sleep(seconds: float) -> None:
+            assert replay is not None
+            replay.state.cancellation.cancel()
+            await asyncio.sleep(30)
+
+        drop = Dropped("Par", ProviderConnectionError("openai", "connection_dropped"))
+        replay = build(PlayedProvider(drop, answer(), piece=1), sleep=sleep)
+        outcome = await replay.run()
+        assert (TurnOutcomeKind.CANCELLED, []) == (outcome.kind, assistant_texts(replay))
+
+
+def openai_chunk(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {} if content is None else {"content": content}
+    return sse(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1782955817,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
+
+
+def anthropic_event(event: str, **data: Any) -> bytes:
+    return sse({"type": event, **data}, event)
+
+
+def anthropic_text(*deltas: str) -> list[bytes]:
+    start = anthropic_event(
+        "message_start",
+        message={
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    )
+    block = anthropic_event(
+        "content_block_start", index=0, content_block={"type": "text", "text": ""}
+    )
+    return [
+        start,
+        block,
+        *(
+            anthropic_event("content_block_delta", index=0, delta={"type": "text_delta", "text": d})
+            for d in deltas
+        ),
+    ]
+
+
+def real_agent(kind: str, url: str) -> dict[str, Any]:
+    return {
+        "user": "weather?",
+        "provider": {"kind": kind, "base_url": url, "model": "m", "api_key_env": "KEY"},
+    }
+
+
+async def run_real(data: dict[str, Any], on_chunk: Any = None) -> tuple[TurnOutcome, Replay]:
+    replay = make_replay(data, env={"KEY": "k"})
+    if on_chunk is not None:
+        log = replay.state.events
+
+        def sink(event: Any) -> None:
+            log(event)
+            if event.type == "chunk":
+                on_chunk(replay)
+
+        replay.state.events = sink
+    try:
+        return await replay.run(), replay
+    finally:
+        await replay.provider.aclose()
+
+
+WORDS = [f"word{n} " * 6 for n in range(40)]
+
+
+class TestInterruptedStreamsOverTheWire:
+    async def test_openai_connection_dropped_mid_answer(self, wire: WireServer):
+        """A Chat Completions stream cut after text reached the client keeps it in history."""
+        replies = [openai_chunk(w) for w in WORDS[:6]] + [openai_chunk(finish="stop"), DONE]
+        wire.script(Reply.stream(replies, drop_after=6))
+        outcome, replay = await run_real(real_agent("openai", wire.url + "/v1"))
+        assert (TurnOutcomeKind.ERROR, "provider 'openai': connection_dropped") == (
+            outcome.kind,
+            outcome.text,
+        )
+        assert 1 == len(wire.requests)
+        assert ["".join(WORDS[:6]) + "\n\n[stream interrupted]"] == assistant_texts(replay)
+
+    async def test_anthropic_error_event_mid_answer(self, wire: WireServer):
+        """An `event: error` after text reached the client ends the turn with the error and
+        keeps the partial answer, marked."""
+        error = anthropic_event("error", error={"type": "overloaded_error", "message": "x"})
+        wire.script(Reply.stream([*anthropic_text(*WORDS[:5]), error]))
+        outcome, replay = await run_real(real_agent("anthropic", wire.url))
+        assert "provider 'anthropic': HTTP 529 overloaded_error" == outcome.text
+        assert ["".join(WORDS[:5]) + "\n\n[stream interrupted]"] == assistant_texts(replay)
+
+    async def test_a_cancel_mid_answer_over_http(self, wire: WireServer):
+        """A cancel while the server still streams closes the request and keeps what came."""
+        replies = [openai_chunk(w) for w in WORDS] + [openai_chunk(finish="stop"), DONE]
+        wire.script(Reply.stream(replies, chunk_delay_s=0.05))
+        outcome, replay = await run_real(
+            real_agent("openai", wire.url + "/v1"),
+            on_chunk=lambda r: r.state.cancellation.cancel(),
+        )
+        assert TurnOutcomeKind.CANCELLED == outcome.kind
+        (kept,) = assistant_texts(replay)
+        partial = kept.removesuffix("\n\n[interrupted by user]")
+        assert partial != kept and partial and "".join(WORDS).startswith(partial)
+        assert await asyncio.to_thread(wire.requests[0].disconnected.wait, 5)

@@ -12,21 +12,42 @@ The assistant message records the calls as the model made them (name and argumen
 hooks, delivery defaults and the runtime's `approved` marker), as the reference runtime does:
 the model must never read a runtime-owned key as something it sent itself.
 
+An answer whose stream was cut (a provider error, or the turn's cancel, after text arrived) is
+kept as the assistant's partial text with a marker after a blank line: `[stream interrupted]`
+or `[interrupted by user]` (`append_interrupted`), so the next turn's model reads what it
+already said and that it did not finish.
+
 Appends are O(calls of this response): nothing here walks or copies the whole history.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..providers.text_protocol import format_tool_results
-from ..redaction import Redactor
-from .context import ShownNames
-from .parse import ParsedToolCall, ParseResult
-from .results import Slot
 
-__all__ = ["append_final", "append_round", "append_user"]
+if TYPE_CHECKING:
+    # Annotations only: `provider_call` appends cut answers here, and `context` imports it.
+    from ..redaction import Redactor
+    from .context import ShownNames
+    from .parse import ParsedToolCall, ParseResult
+    from .results import Slot
+
+__all__ = [
+    "INTERRUPTED_BY_USER",
+    "STREAM_INTERRUPTED",
+    "append_final",
+    "append_interrupted",
+    "append_round",
+    "append_user",
+]
+
+STREAM_INTERRUPTED = "[stream interrupted]"
+"""Appended to a partial answer whose stream a provider error cut."""
+
+INTERRUPTED_BY_USER = "[interrupted by user]"
+"""Appended to a partial answer whose stream the turn's cancel cut."""
 
 
 def append_user(
@@ -41,6 +62,15 @@ def append_final(
 ) -> None:
     """Append the assistant's final answer, redacted when `redactor` is given."""
     messages.append({"role": "assistant", "content": _shown(text, redactor)})
+
+
+def append_interrupted(
+    messages: list[dict[str, Any]], partial: str, marker: str, *, redactor: Redactor | None = None
+) -> None:
+    """Append a cut answer: `{partial}\n\n{marker}`, the partial redacted when `redactor` is
+    given (the marker is ours and is not passed through it)."""
+    content = f"{_shown(partial, redactor)}\n\n{marker}"
+    messages.append({"role": "assistant", "content": content})
 
 
 def _shown(text: str, redactor: Redactor | None) -> str:

@@ -1,34 +1,49 @@
-"""`before_tool_call` and `after_tool_call` hooks.
+"""`before_tool_call`, `after_tool_call` and `before_llm_call` hooks.
 
 A before-hook sees each call in the model's order and may let it continue, cancel it (its slot
 reads `Cancelled by hook: {reason}`) or rewrite its name and arguments for the rest of the
-pipeline. Hooks run by descending priority; equal priorities keep registration order.
+pipeline. A `before_llm_call` hook sees each provider request just before it is sent (a copy
+of its messages, its native tool specs, the model) and may let it go, cancel it (the turn
+ends as aborted: `LLM call cancelled by hook: {reason}`) or rewrite its messages and tools.
+Hooks of each kind run by descending priority; equal priorities keep registration order.
 
 Risky part: hooks are user code on the turn's path. A before-hook that raises cancels the call
 (fail closed: a policy hook that crashed must not let the call through); an after-hook that
-raises is logged by type and ignored, because the call already ran.
+raises is logged by type and ignored, because the call already ran. A `before_llm_call` hook
+that raises, or returns a rewrite that is not a list of messages / tool specs, cancels the
+request the same way, and is logged by exception type only. A hook's reason is user text:
+every surface that shows it redacts it first (the loop redacts the turn's end text).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import ToolResult
+from ..tools.base import ToolResult, ToolSpec
 
 __all__ = [
+    "LLM_CALL_CANCELLED",
     "AfterToolCall",
+    "BeforeLlmCall",
     "BeforeToolCall",
     "CancelCall",
     "Continue",
     "HookCall",
     "HookDecision",
+    "HookLlmCall",
     "Hooks",
+    "LlmHookDecision",
     "RewriteCall",
+    "RewriteLlmCall",
 ]
+
+LLM_CALL_CANCELLED = "LLM call cancelled by hook: {reason}"
+"""The turn's end text (outcome `aborted`) when a `before_llm_call` hook cancels a request."""
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +65,8 @@ class Continue:
 
 @dataclass(frozen=True, slots=True)
 class CancelCall:
-    """Cancel the call; the model reads `Cancelled by hook: {reason}`."""
+    """Cancel the call: a tool call's slot reads `Cancelled by hook: {reason}`; a provider
+    request ends the turn as aborted with `LLM call cancelled by hook: {reason}`."""
 
     reason: str
 
@@ -63,9 +79,40 @@ class RewriteCall:
     arguments: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookLlmCall:
+    """The provider request a `before_llm_call` hook sees, just before it is sent.
+
+    `messages` is a deep copy for each hook (mutating it changes nothing): change what is
+    sent through `RewriteLlmCall`. They are the messages this request sends, OpenAI-style,
+    system message first: the history (redacted when `redact_history` is on) after any
+    context trimming. `tools` are the native tool specs sent (empty for a text-protocol
+    provider, whose tools are listed in the system message, and for the final no-tools call
+    at the iteration cap).
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec]
+    model: str
+    """The requested model (read only: a hook cannot switch models here)."""
+    iteration: int
+    """1-based number of the provider call in the turn."""
+    turn_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RewriteLlmCall:
+    """Send other messages and/or tools with this one request (the history is unchanged)."""
+
+    messages: list[dict[str, Any]] | None = None
+    tools: list[ToolSpec] | None = None
+
+
 HookDecision = Continue | CancelCall | RewriteCall | None
+LlmHookDecision = Continue | CancelCall | RewriteLlmCall | None
 BeforeToolCall = Callable[[HookCall], HookDecision | Awaitable[HookDecision]]
 AfterToolCall = Callable[[HookCall, ToolResult], Awaitable[None] | None]
+BeforeLlmCall = Callable[[HookLlmCall], LlmHookDecision | Awaitable[LlmHookDecision]]
 
 
 @dataclass(order=True, frozen=True, slots=True)
@@ -80,10 +127,11 @@ class Hooks:
     def __init__(self) -> None:
         self._before: list[_Registered] = []
         self._after: list[_Registered] = []
+        self._before_llm: list[_Registered] = []
         self._count = 0
 
     def __bool__(self) -> bool:
-        return bool(self._before or self._after)
+        return bool(self._before or self._after or self._before_llm)
 
     def add_before(self, hook: BeforeToolCall, *, priority: int = 0) -> None:
         """Register a `before_tool_call` hook; higher priority runs first."""
@@ -96,6 +144,17 @@ class Hooks:
         self._count += 1
         self._after.append(_Registered((-priority, self._count), hook))
         self._after.sort()
+
+    def add_before_llm(self, hook: BeforeLlmCall, *, priority: int = 0) -> None:
+        """Register a `before_llm_call` hook; higher priority runs first."""
+        self._count += 1
+        self._before_llm.append(_Registered((-priority, self._count), hook))
+        self._before_llm.sort()
+
+    @property
+    def has_before_llm(self) -> bool:
+        """True when at least one `before_llm_call` hook is registered."""
+        return bool(self._before_llm)
 
     @property
     def has_before(self) -> bool:
@@ -131,6 +190,37 @@ class Hooks:
                 )
         return call
 
+    async def run_before_llm(self, call: HookLlmCall) -> HookLlmCall | CancelCall:
+        """Run `before_llm_call` hooks in priority order; return the (rewritten) request or a
+        cancellation. Each hook sees the request as the hooks before it left it, through a
+        deep copy of its messages; a hook that raises or returns a malformed rewrite cancels
+        (fail closed), logged by exception type only."""
+        for registered in self._before_llm:
+            name = _hook_name(registered.hook)
+            try:
+                decision = registered.hook(_copied(call))
+                if inspect.isawaitable(decision):
+                    decision = await decision
+            except Exception as exc:
+                _log.warning("before_llm_call hook %s failed: %s", name, type(exc).__name__)
+                return CancelCall(f"hook {name} failed ({type(exc).__name__})")
+            if isinstance(decision, CancelCall):
+                return decision
+            if isinstance(decision, RewriteLlmCall):
+                if not _valid_rewrite(decision):
+                    _log.warning("before_llm_call hook %s returned an invalid rewrite", name)
+                    return CancelCall(f"hook {name} returned an invalid rewrite")
+                call = HookLlmCall(
+                    messages=list(decision.messages)
+                    if decision.messages is not None
+                    else call.messages,
+                    tools=list(decision.tools) if decision.tools is not None else call.tools,
+                    model=call.model,
+                    iteration=call.iteration,
+                    turn_id=call.turn_id,
+                )
+        return call
+
     async def run_after(self, call: HookCall, result: ToolResult) -> None:
         """Run after-hooks; failures are logged by type and never reach the turn."""
         for registered in self._after:
@@ -144,6 +234,29 @@ class Hooks:
                     _hook_name(registered.hook),
                     type(exc).__name__,
                 )
+
+
+def _copied(call: HookLlmCall) -> HookLlmCall:
+    """The request with its own deep copy of the messages and list of specs."""
+    return HookLlmCall(
+        messages=copy.deepcopy(call.messages),
+        tools=list(call.tools),
+        model=call.model,
+        iteration=call.iteration,
+        turn_id=call.turn_id,
+    )
+
+
+def _valid_rewrite(rewrite: RewriteLlmCall) -> bool:
+    messages, tools = rewrite.messages, rewrite.tools
+    if messages is not None and not (
+        isinstance(messages, list)
+        and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages)
+    ):
+        return False
+    return tools is None or (
+        isinstance(tools, list) and all(isinstance(t, ToolSpec) for t in tools)
+    )
 
 
 def _hook_name(hook: Any) -> str:

@@ -3,9 +3,13 @@
 Each iteration reads top-down as calls into the step modules:
 tools (`specs`) → provider request with retries (`provider_call`) → parse → prepare (`prep`)
 → dispatch → record (`history`).
+Before the first request the context budget may leave the oldest whole turns out of what
+the turn's requests send (`context_window`); a provider's context-window overflow leaves
+out more and sends the request again once (`provider_call`).
 End states: final text, cancelled, aborted (shell repeat guard, loop detector, parse
-failures), max iterations (graceful summary or error at cap), provider error (after the
-retries: the turn's text is the error's one line, `ProviderError.line()`).
+failures, a `before_llm_call` hook's cancel), max iterations (graceful summary or error at
+cap), provider error (after the retries: the turn's text is the error's one line,
+`ProviderError.line()`).
 
 The answer reaches a streaming client as `chunk` TurnEvents: while it streams when the
 provider streams (`provider_call`), else as one chunk when the turn ends.
@@ -33,13 +37,14 @@ from ..redaction import Redactor
 from ..tools.base import ToolSpec
 from ..tools.mcp_client import McpConnectError
 from .context import ResolvedAgentExecution, TurnState
+from .context_window import ContextWindow
 from .dispatch import Dispatcher
 from .events import TurnEvent
 from .history import append_final, append_round, append_user
 from .loop_detection import LoopDetector
 from .parse import CallIds, ParseResult, parse_response
 from .prep import prepare_calls
-from .provider_call import request_model
+from .provider_call import report_trim, request_model
 from .results import SlotRecorder
 from .specs import EffectiveTools
 
@@ -204,6 +209,9 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
     system = _SystemPrompt(execution, text_protocol=text_protocol, redactor=history)
     system.install(state.messages, tools)
     append_user(state.messages, state.user_message, redactor=history)
+    window = ContextWindow(
+        state.messages, turn_start=len(state.messages) - 1, runtime_texts=(SUMMARY_REQUEST,)
+    )
     recorder = SlotRecorder(execution, state)
     call_ids = CallIds(execution.redactor)
     parse_retries = 0
@@ -214,8 +222,12 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
         if await _refresh_catalogs(execution):
             tools = _effective_tools(execution, state)
         system.install(state.messages, tools)
+        if state.iteration == 1 and config.context_token_budget is not None:
+            _fit_budget(execution, state, window, config.context_token_budget)
         specs = tools.specs() if native else []
-        response = await request_model(execution, state, specs, tool_count=len(tools.names()))
+        response = await request_model(
+            execution, state, specs, tool_count=len(tools.names()), window=window
+        )
         parsed = parse_response(
             response,
             tool_names=tools.names(),
@@ -237,7 +249,15 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
             append_final(state.messages, parsed.text, redactor=history)
             return _end(state, TurnOutcomeKind.FINAL, parsed.text)
         await _tool_round(execution, state, tools, parsed, recorder)
-    return await _at_cap(execution, state)
+    return await _at_cap(execution, state, window)
+
+
+def _fit_budget(
+    execution: ResolvedAgentExecution, state: TurnState, window: ContextWindow, budget: int
+) -> None:
+    trim = window.fit_budget(budget)
+    if trim is not None:
+        report_trim(execution, state, trim)
 
 
 def _effective_tools(execution: ResolvedAgentExecution, state: TurnState) -> EffectiveTools:
@@ -286,14 +306,16 @@ async def _tool_round(
         raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
 
 
-async def _at_cap(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+async def _at_cap(
+    execution: ResolvedAgentExecution, state: TurnState, window: ContextWindow
+) -> TurnOutcome:
     cap = execution.config.max_tool_iterations
     if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
         message = cap_error_text(cap)
         return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)
     append_user(state.messages, SUMMARY_REQUEST)
     state.iteration += 1
-    response = await request_model(execution, state, [], tool_count=0)
+    response = await request_model(execution, state, [], tool_count=0, window=window)
     text = (response.text or "").strip() + cap_summary_suffix(cap)
     redactor = execution.redactor if execution.config.redact_history else None
     append_final(state.messages, text, redactor=redactor)

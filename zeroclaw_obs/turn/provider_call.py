@@ -7,6 +7,12 @@ full jitter, at least the backend's `Retry-After`), and reports it all to the ob
 `LlmRequest` and one `LlmResponse` per call (one `chat` span), one `ProviderAttempt` per retry
 between them (a span event, an `llm_retry` log line). Text a streaming provider hands over
 (`ProviderRequest.on_text`) leaves as redacted `chunk` TurnEvents through a `ChunkRedactor`.
+Before each call the `before_llm_call` hooks may cancel it (the turn ends aborted) or rewrite
+its messages and tools. A context-window overflow (`ProviderContextOverflowError`) leaves the
+oldest whole turns out (`context_window`) and sends the call once more, as a new call.
+A stream a provider error or the turn's cancel cuts after text arrived is kept: the history
+gets `{partial}\n\n[stream interrupted]` / `[interrupted by user]`, and the client the rest
+of the partial and the marker as chunks.
 
 Risky parts:
 - A retry after text went out would show a client that text twice: an attempt that already
@@ -32,17 +38,26 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
-from ..observability.events import CALL_CANCELLED, LlmRequest, LlmResponse, ProviderAttempt
+from ..errors import ProviderContextOverflowError, ProviderError, TurnAborted
+from ..observability.events import (
+    CALL_CANCELLED,
+    ContextTrimmed,
+    LlmRequest,
+    LlmResponse,
+    ProviderAttempt,
+)
 from ..providers.base import ProviderRequest, ProviderResponse
 from .events import EventSink, TurnEvent
+from .history import INTERRUPTED_BY_USER, STREAM_INTERRUPTED, append_interrupted
+from .hooks import LLM_CALL_CANCELLED, CancelCall, HookLlmCall
 from .streaming import ChunkRedactor
 
 if TYPE_CHECKING:
     from ..tools.base import ToolSpec
     from .context import ResolvedAgentExecution, TurnState
+    from .context_window import ContextWindow, Trim
 
-__all__ = ["RetryPolicy", "request_model"]
+__all__ = ["RetryPolicy", "report_trim", "request_model"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,18 +96,89 @@ async def request_model(
     specs: list[ToolSpec],
     *,
     tool_count: int,
+    window: ContextWindow,
 ) -> ProviderResponse:
     """Send this iteration's request, retrying what may be retried; stream its text out.
 
-    Sets `state.streamed` to whether the response's text went out as `chunk` TurnEvents (the
-    loop then does not send the answer again), and emits a `usage` TurnEvent when the
-    provider reported usage.
+    Sends `window.messages()` (the history, less the turns context limits left out). When
+    the provider reports a context-window overflow, the window leaves out the oldest whole
+    turns down to two thirds of the estimate, the cut is reported (`ContextTrimmed`), and the
+    request is sent once more: a second overflow, or one with no earlier turn left to cut,
+    ends the turn as the provider error does.
 
     Raises:
         ProviderError: the last attempt failed, or an attempt failed that may not be retried.
+        TurnAborted: a `before_llm_call` hook cancelled the request.
         ScenarioExhaustedError: a scripted provider ran out of responses.
         asyncio.CancelledError: the turn was cancelled during a request or a backoff.
     """
+    try:
+        return await _call(execution, state, window.messages(), specs, tool_count=tool_count)
+    except ProviderContextOverflowError:
+        trim = window.after_overflow()
+        if trim is None:
+            raise
+        report_trim(execution, state, trim)
+        return await _call(execution, state, window.messages(), specs, tool_count=tool_count)
+
+
+def report_trim(execution: ResolvedAgentExecution, state: TurnState, trim: Trim) -> None:
+    """Tell the observer what a cut left out (a span event on the turn, a log line)."""
+    assert state.correlation is not None
+    execution.observer.on_event(
+        ContextTrimmed(
+            correlation=state.correlation,
+            iteration=state.iteration,
+            reason=trim.reason,
+            messages_dropped=trim.messages_dropped,
+            turns_dropped=trim.turns_dropped,
+            tokens_before=trim.tokens_before,
+            tokens_after=trim.tokens_after,
+            token_budget=trim.token_budget,
+            time_ns=time.time_ns(),
+        )
+    )
+
+
+async def _before_llm_call(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    messages: list[dict[str, Any]],
+    specs: list[ToolSpec],
+) -> tuple[list[dict[str, Any]], list[ToolSpec]]:
+    """The messages and specs to send, as the `before_llm_call` hooks leave them.
+
+    Raises:
+        TurnAborted: a hook cancelled the request (`LLM call cancelled by hook: {reason}`;
+            the loop redacts that text before it reaches any surface).
+    """
+    hooks = execution.hooks
+    if not hooks.has_before_llm:
+        return messages, specs
+    decided = await hooks.run_before_llm(
+        HookLlmCall(
+            messages=messages,
+            tools=specs,
+            model=execution.model,
+            iteration=state.iteration,
+            turn_id=state.turn_id,
+        )
+    )
+    if isinstance(decided, CancelCall):
+        raise TurnAborted(LLM_CALL_CANCELLED.format(reason=decided.reason))
+    return decided.messages, decided.tools
+
+
+async def _call(
+    execution: ResolvedAgentExecution,
+    state: TurnState,
+    messages: list[dict[str, Any]],
+    specs: list[ToolSpec],
+    *,
+    tool_count: int,
+) -> ProviderResponse:
+    """One provider call: hooks, then attempts until one answers or may not be retried."""
+    messages, specs = await _before_llm_call(execution, state, messages, specs)
     provider = execution.provider
     shown = execution.shown
     correlation = state.correlation
@@ -104,27 +190,31 @@ async def request_model(
             iteration=state.iteration,
             provider=shown.provider,
             model=shown.model,
-            message_count=len(state.messages),
+            message_count=len(messages),
             tool_count=tool_count,
             time_ns=time.time_ns(),
-            input_messages=_messages_json(execution, state.messages),
+            input_messages=_messages_json(execution, messages),
         )
     )
     start = time.perf_counter()
     send = partial(_send_chunk, state.events)
     attempt = 0
+    in_flight = False
     try:
         while True:
             attempt += 1
             stream = ChunkRedactor(execution.redactor, send)
             request = ProviderRequest(
-                messages=state.messages, tools=specs, iteration=state.iteration, on_text=stream.feed
+                messages=messages, tools=specs, iteration=state.iteration, on_text=stream.feed
             )
             try:
+                in_flight = True
                 response = await provider.complete(request)
                 break
             except ProviderError as exc:
+                in_flight = False
                 if not exc.retryable or attempt > provider.max_retries or stream.sent:
+                    _keep_partial(execution, state, stream, STREAM_INTERRUPTED)
                     emit(_failure(execution, state, start, exc, attempts=attempt))
                     raise
                 wait = execution.retry.wait_s(attempt, exc)
@@ -143,6 +233,8 @@ async def request_model(
                 )
                 await execution.retry.sleep(wait)
     except asyncio.CancelledError:
+        if in_flight:  # a cancel during a backoff leaves no partial: its attempt failed
+            _keep_partial(execution, state, stream, INTERRUPTED_BY_USER)
         # The call ends with the turn: its chat span closes as cancelled, not as unfinished.
         emit(_failure(execution, state, start, None, attempts=attempt))
         raise
@@ -161,6 +253,21 @@ async def request_model(
             )
         )
     return response
+
+
+def _keep_partial(
+    execution: ResolvedAgentExecution, state: TurnState, stream: ChunkRedactor, marker: str
+) -> None:
+    """Keep the text a cut stream delivered: in the history with `marker` after it, and to
+    the client, whose chunks then end with the same text (the held-back rest, the marker)."""
+    partial = stream.raw
+    if not partial:
+        return
+    redactor = execution.redactor if execution.config.redact_history else None
+    append_interrupted(state.messages, partial, marker, redactor=redactor)
+    stream.finish()
+    if not stream.diverged:
+        _send_chunk(state.events, f"\n\n{marker}")
 
 
 def _send_chunk(events: EventSink, text: str) -> None:
