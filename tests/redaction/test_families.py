@@ -38,6 +38,10 @@ PEM_ESCAPED = (
 )
 
 
+HEX64 = "3e9a7c1f5b2d8e4a6c0f9b3d7e1a5c8f" + "2b6d0e4a8c3f7b1d5e9a2c6f0b4d8e3a"
+B62 = "Kx7Qm2Vn9Rb4Tz6Wc1Yd8Fh3Jk5Lp0Ns"  # 32 mixed characters
+
+
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -187,6 +191,39 @@ WRAPPED: list[Case] = [
         (GHP,),
         ("DEBUG=1",),
     ),
+    (  # implicit concatenation of literals in parentheses (Python)
+        'GH_TOKEN = (\n    "' + GHP[:15] + '"\n    "' + GHP[15:] + '"\n)\nTIMEOUT = 30',
+        (GHP[:15], GHP[15:]),
+        ("GH_TOKEN = (", "TIMEOUT = 30"),
+    ),
+    (  # `+` and a line continuation (JavaScript, Java)
+        'const key = "' + OPENAI[:30] + '" +\n  "' + OPENAI[30:] + '";\nconst region = "eu";',
+        (OPENAI[:30], OPENAI[30:]),
+        ('const region = "eu";',),
+    ),
+    (  # a log line wrapped mid-token, the rest of the line after it
+        "2026-02-01 12:00:03 worker: HF_TOKEN=hf_"
+        + R[:9]
+        + "\n"
+        + R[9:]
+        + "Ab3 job=nightly-sync attempt=2",
+        ("hf_" + R[:9] + "\n" + R[9:] + "Ab3",),
+        ("job=nightly-sync attempt=2",),
+    ),
+    (  # a folded YAML scalar under a sensitive header
+        "headers:\n  Authorization: >-\n    Bearer "
+        + R
+        + "\n    "
+        + R2
+        + "\n  Accept: application/json\n",
+        (R, R2),
+        ("Accept: application/json", "Authorization: >-"),
+    ),
+    (  # a literal block under a sensitive key
+        "ssh:\n  private_key: |\n    " + R + "\n    " + R2 + "\n  user: deploy\n",
+        (R, R2),
+        ("user: deploy",),
+    ),
 ]
 
 SPLIT: list[Case] = [
@@ -208,9 +245,22 @@ SPLIT: list[Case] = [
     ),
     ("API_KEY=\n" + R + "\nREGION=eu-west-1", (R,), ("REGION=eu-west-1",)),
     ("client_secret:\n    " + R2 + "\nclient_id: web-app", (R2,), ("client_id: web-app",)),
+    (  # an XML element whose value sits on its own line
+        "<settings>\n  <smtpPassword>\n    Gr4ss-H0pper!\n  </smtpPassword>\n  <port>25</port>",
+        ("Gr4ss-H0pper!",),
+        ("<port>25</port>",),
+    ),
+    (  # a Markdown table: key and value in one row, or the value in the next
+        "| setting | value |\n|---|---|\n| `DB_PASSWORD` | `Wq9-Lm2!Zt` |\n| DB_PORT | 5432 |",
+        ("Wq9-Lm2!Zt",),
+        ("| DB_PORT | 5432 |",),
+    ),
+    ("| api_token |\n| " + R2 + " |\n| region | eu |", (R2,), ("| region | eu |",)),
 ]
 
 SPLIT_KEEP: list[Case] = [
+    ("| field | type |\n|---|---|\n| password | string |", (), ("| password | string |",)),
+    ("| token | required | Yes |", (), ("| token | required | Yes |",)),
     (
         "password:\n  min_length: 12\n  require_digit: true",
         (),
@@ -514,6 +564,43 @@ ORCHESTRATION.append(
 )
 
 CLI: list[Case] = [
+    (  # the second of two commands on consecutive lines
+        "mysql -u app -pFirst-pw-81 shop\nmysql -u app -pSecond-pw-82 shop",
+        ("First-pw-81", "Second-pw-82"),
+        ("shop",),
+    ),
+    ("sqlcmd -S sql01 -U sa -P 'Sq1-cmd-Pw!' -Q \"SELECT 1\"", ("Sq1-cmd-Pw!",), ("-S sql01",)),
+    ("bcp dbo.orders out o.dat -S sql01 -U etl -P Bcp-pw-555 -c", ("Bcp-pw-555",), ("-c",)),
+    (
+        "keytool -list -keystore app.p12 -storepass St0re-pw-9 -v",
+        ("St0re-pw-9",),
+        ("-keystore app.p12",),
+    ),
+    (
+        "keytool -importkeystore -srckeystore a.jks -srcstorepass Src-pw-1x -destkeypass Dst-pw-2y",
+        ("Src-pw-1x", "Dst-pw-2y"),
+        ("-srckeystore a.jks",),
+    ),
+    (
+        "az login --service-principal -u 0f8fad5b-d9cb-469f-a165-70867728950e -p Az.Sp~"
+        + R2[:12]
+        + " --tenant acme.onmicrosoft.com",
+        ("Az.Sp~" + R2[:12],),
+        ("--tenant acme.onmicrosoft.com",),
+    ),
+    ("oc login https://api.ocp:6443 -u dev -p Oc-pw-4471", ("Oc-pw-4471",), ("-u dev",)),
+    (
+        "echo 'Reg-pw-" + R2[:10] + "' | podman login quay.io -u bot --password-stdin",
+        ("Reg-pw-" + R2[:10],),
+        ("podman login quay.io -u bot",),
+    ),
+    (
+        'printf "%s" "Pr1ntf-pw-77" | docker login -u ci --password-stdin ghcr.io',
+        ("Pr1ntf-pw-77",),
+        ("ghcr.io",),
+    ),
+    ("ipmitool -I lanplus -H bmc1 -U admin -P Ipmi-pw-3 power status", ("Ipmi-pw-3",), ("power",)),
+    ("xfreerdp /v:win01 /u:ops /p:Rdp-pw-2024 /cert:ignore", ("Rdp-pw-2024",), ("/cert:ignore",)),
     ("mysql -h db -u root --password=My-Cli-pw9 shop", ("My-Cli-pw9",), ("-h db -u root", "shop")),
     ("mysql -uroot -pR00tPw42 -h 10.0.0.5 shop", ("R00tPw42",), ("shop",)),
     ("gh api --token " + R + " /repos", (R,), ("/repos",)),
@@ -582,6 +669,12 @@ CHAT: list[Case] = [
         ("user", "use this key for the deploy:"),
     ),
     ("pw: Blu3-Mo0n-77 (don't share)", ("Blu3-Mo0n-77",), ("(don't share)",)),
+    (
+        "[ops] you can sign in with deploy / Gx7!pQ2-vLw8 for now",
+        ("Gx7!pQ2-vLw8",),
+        ("you can sign in with deploy /", "for now"),
+    ),
+    ("creds: svc-backup/Tz4~Kp9Wq2Lm", ("Tz4~Kp9Wq2Lm",), ("creds: svc-backup/",)),
 ]
 
 DEFAULTS: list[Case] = [
@@ -592,6 +685,11 @@ DEFAULTS: list[Case] = [
 ]
 
 CHAT_KEEP: list[Case] = [
+    (
+        "log in with your account / see the docs at acme.io/login",
+        (),
+        ("log in with your account / see the docs at acme.io/login",),
+    ),
     (
         "my password is too short, what are the rules?",
         (),
@@ -719,8 +817,191 @@ PII: list[Case] = [
     ("ring 555.010.0199 x12", ("555.010.0199",), ()),
 ]
 
-# Not closed: national numbers without a `+` or a label, known only by their column or key.
-PII_OPEN: list[Case] = [
+PROVIDERS: list[Case] = [
+    ("deploy failed: dop_v1_" + HEX64 + " is revoked", ("dop_v1_" + HEX64,), ("deploy failed:",)),
+    ("shpat_" + HEX64[:32] + "\tactive\t2026-01-04", ("shpat_" + HEX64[:32],), ("active",)),
+    ("vault: hvs." + B62 + "Xy12 (ttl 768h)", ("hvs." + B62 + "Xy12",), ("(ttl 768h)",)),
+    ("- lin_api_" + B62 + "Qw8Er5Ty", ("lin_api_" + B62 + "Qw8Er5Ty",), ()),
+    ("`sbp_" + HEX64[:40] + "` leaked", ("sbp_" + HEX64[:40],), ("leaked",)),
+    (
+        "GRAFANA=glsa_" + B62 + "_" + HEX64[:8] + " ok",
+        ("glsa_" + B62 + "_" + HEX64[:8],),
+        ("ok",),
+    ),
+    ("bot 7712345601:AA" + B62 + "x answered", ("7712345601:AA" + B62 + "x",), ("bot",)),
+    ("dapi" + HEX64[:32] + ",prod", ("dapi" + HEX64[:32],), (",prod",)),
+    ("mailgun key-" + HEX64[32:] + " (eu)", ("key-" + HEX64[32:],), ("(eu)",)),
+    ("doppler dp.pt." + B62 + "Ab12Cd34Ef5", ("dp.pt." + B62 + "Ab12Cd34Ef5",), ("doppler",)),
+    ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2, ("AGE-SECRET-KEY-1QPZRY",), ()),
+    (
+        "POST https://discord.com/api/webhooks/1203344556677889900/" + B62 + B62 + " 204",
+        ("1203344556677889900/" + B62 + B62,),
+        ("https://discord.com/api/webhooks/", " 204"),
+    ),
+    (
+        "teams: https://contoso.webhook.office.com/webhookb2/"
+        + "0f8fad5b-d9cb-469f-a165-70867728950e@7c9e6679-7425-40de-944b-e07fc1f90ae7/"
+        + "IncomingWebhook/"
+        + HEX64[:32]
+        + "/6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+        ("0f8fad5b-d9cb-469f-a165-70867728950e@7c9e6679",),
+        ("https://contoso.webhook.office.com/webhookb2/",),
+    ),
+    (
+        "ZAP_URL=https://hooks.zapier.com/hooks/catch/8812345/b7x9k2q/",
+        ("8812345/b7x9k2q",),
+        ("https://hooks.zapier.com/hooks/catch/",),
+    ),
+    (
+        "https://maker.ifttt.com/trigger/door_open/with/key/" + B62[:22],
+        (B62[:22],),
+        ("https://maker.ifttt.com/trigger/door_open/with/key/",),
+    ),
+]
+
+PROVIDERS_KEEP: list[str] = [
+    "dop_v1_" + "0" * 64,
+    "the key-value store is warm",
+    "build sha256~ of the layer",
+    "https://discord.com/api/webhooks",
+    "version v1.0-beta shipped",
+]
+
+KEY_FILES: list[Case] = [
+    (
+        "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy@ci\nPublic-Lines: 1\n"
+        "AAAAB3NzaC1yc2EAAAADAQABAAABAQ\nPrivate-Lines: 2\n"
+        + PEM_LINES[1]
+        + "\n"
+        + PEM_LINES[2]
+        + "\nPrivate-MAC: 5f1e0c9a8b7d6e5f4a3b2c1d0e9f8a7b\n",
+        (PEM_LINES[1], PEM_LINES[2]),
+        ("Comment: deploy@ci", "Private-MAC: 5f1e0c9a8b7d6e5f4a3b2c1d0e9f8a7b", "Public-Lines: 1"),
+    ),
+    (
+        '---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key-20260101"\n'
+        + "\n".join(PEM_LINES)
+        + "\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\nnext line",
+        tuple(PEM_LINES),
+        ("next line",),
+    ),
+]
+
+CODE: list[Case] = [
+    (
+        'r = requests.post(url, auth=("svc-export", "Ex9-Port!pw"), json=body)',
+        ("Ex9-Port!pw",),
+        ('auth=("svc-export", "', "json=body"),
+    ),
+    (
+        "auth = HTTPBasicAuth('ops', 'B4sic-Auth-pw')",
+        ("B4sic-Auth-pw",),
+        ("HTTPBasicAuth('ops', '",),
+    ),
+    (
+        'var cred = new NetworkCredential("svc", "N3t-Cred-pw!");',
+        ("N3t-Cred-pw!",),
+        ("new NetworkCredential",),
+    ),
+    ('req.SetBasicAuth("admin", "G0-basic-pw")', ("G0-basic-pw",), ("req.SetBasicAuth",)),
+    ('server.login("alerts@acme.io", "Smtp-L0gin-pw")', ("Smtp-L0gin-pw",), ("server.login(",)),
+    (
+        'auth := smtp.PlainAuth("", "bot@acme.io", "Pl4in-Auth-pw", "smtp.acme.io")',
+        ("Pl4in-Auth-pw",),
+        ('"smtp.acme.io")',),
+    ),
+    ("  password: <%= 'Erb-L1teral-pw' %>\n  pool: 5", ("Erb-L1teral-pw",), ("pool: 5",)),
+    ("stripe.api_key = 'rk_live_' + '" + B62 + "'", (B62,), ("stripe.api_key",)),
+]
+
+CODE_KEEP: list[str] = [
+    "requests.get(url, auth=(user, password))",
+    'password: {{ env "DB_PASSWORD" }}',
+    "api_key = var.api_key",
+    "password = random_password.db.result",
+    "if not token: raise ValueError('missing token')",
+    'let token = std::env::var("API_TOKEN")?;',
+    "SMTP_PASSWORD: ${SMTP_PASSWORD:?set SMTP_PASSWORD}",
+    "db_password: !vault |",
+    "password: !secret db_password",
+    "Authorization: Bearer [FILTERED]",
+    "password: [MASKED]",
+    "cache key v3.Qk8f-Zt2.mWx9Lp4r",
+    "partition_key=tenant-7f3a9c2b1e",
+    "kind: SealedSecret\nspec:\n  encryptedData:\n    api_token: Ag" + _b64(R * 4).rstrip("="),
+]
+
+COOKIES: list[Case] = [
+    (
+        "Cookie: lang=en; sessionid=" + R + "; theme=dark",
+        (R,),
+        ("lang=en", "theme=dark", "sessionid="),
+    ),
+    (
+        "Set-Cookie: __Secure-sid=" + R2 + "; Path=/; Secure; HttpOnly; SameSite=Strict",
+        (R2,),
+        ("Path=/; Secure; HttpOnly; SameSite=Strict",),
+    ),
+    (
+        {"http.request.header.cookie": ["csrftoken=" + R + "; locale=fr-FR"], "method": "GET"},
+        (R,),
+        ("locale=fr-FR",),
+    ),
+]
+
+CREDENTIAL_DOCUMENTS: list[Case] = [
+    (
+        "GOOGLE_APPLICATION_CREDENTIALS_JSON='"
+        + json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "ledger-prod-31",
+                "private_key_id": HEX64[:40],
+                "private_key": PEM_ESCAPED.replace("\\n", "\n"),
+                "client_email": "etl@ledger-prod-31.iam.gserviceaccount.com",
+                "token_uri": "https://oauth2.googleapis.com/token",
+            }
+        )
+        + "'",
+        (HEX64[:40], *PEM_LINES),
+        ('"project_id": "ledger-prod-31"', '"token_uri": "https://oauth2.googleapis.com/token"'),
+    ),
+    (
+        {
+            "gcp": {
+                "credentials": {
+                    "type": "authorized_user",
+                    "client_id": "7712-web.apps.googleusercontent.com",
+                    "client_secret": "GOCSPX-" + B62[:28],
+                    "refresh_token": "1//0" + B62 + B62[:12],
+                }
+            }
+        },
+        ("GOCSPX-" + B62[:28], "1//0" + B62 + B62[:12]),
+        ("7712-web.apps.googleusercontent.com", "authorized_user"),
+    ),
+    (
+        {"secret": json.dumps({"type": "service_account", "private_key_id": HEX64[24:64]})},
+        (HEX64[24:64],),
+        ("service_account",),
+    ),
+    (  # non-ASCII text around it, and a second key after the document
+        'Übergabe: SA_JSON=\'{"type": "service_account", "project_id": "zähler-9", '
+        '"private_key_id": "' + HEX64[:40] + "\"}' token=" + R2,
+        (HEX64[:40], R2),
+        ('"project_id": "zähler-9"', "Übergabe:"),
+    ),
+]
+
+VERSIONED_KEYS: list[Case] = [
+    ("SMTP_PASSWORD_V2=Zk8-Pw-v2x\nSMTP_HOST=mail", ("Zk8-Pw-v2x",), ("SMTP_HOST=mail",)),
+    ('{"db_password_2": "Db2-Pw!x9", "db_port_2": 5433}', ("Db2-Pw!x9",), ('"db_port_2": 5433',)),
+    ({"api_key2": R, "oauth2": "enabled"}, (R,), ("enabled",)),
+    ("SET PASSWORD FOR 'ops'@'%' = '%9Zq-Lm2!Pw';", ("%9Zq-Lm2!Pw",), ("SET PASSWORD FOR",)),
+]
+
+# National numbers without a `+` or a label, known only by their column or key.
+PII_COLUMNS: list[Case] = [
     (
         "name,email,phone\nJane Doe,jane.doe@example.com,020 7946 0958\n"
         "Raj Patel,raj.p@example.org,07700 900123\n",
@@ -731,6 +1012,17 @@ PII_OPEN: list[Case] = [
         "customer_id;full_name;email;mobile\n10042;Ana Silva;ana@example.pt;912 345 678\n",
         ("ana@example.pt", "912 345 678"),
         ("customer_id;full_name;email;mobile", "10042"),
+    ),
+    (
+        "id\tcity\twork_phone\n88\tLeeds\t0113 496 0000\n89\tYork\t(01904) 555777\n",
+        ("0113 496 0000", "(01904) 555777"),
+        ("88\tLeeds", "89\tYork"),
+    ),
+    (
+        "INSERT INTO leads (ref, cell_phone, source) VALUES ('L-1', '06 12 34 56 78', 'web'),"
+        " ('L-2', '0612-345-679', 'fair');",
+        ("06 12 34 56 78", "0612-345-679"),
+        ("'L-1'", "'web'", "'fair'"),
     ),
     ({"customer": {"name": "Jane", "phone": "020 7946 0958"}}, ("020 7946 0958",), ()),
 ]
@@ -834,16 +1126,8 @@ TOKEN_SHAPED_KEEP: list[str] = [
 ]
 
 
-_PENDING = {"pii_open"}
-
-
 def _cases(group: list[Case], name: str) -> list[Any]:
-    marks = (
-        [pytest.mark.xfail(reason="not closed: see PII_OPEN", strict=True)]
-        if name in _PENDING
-        else []
-    )
-    return [pytest.param(*case, id=f"{name}-{i}", marks=marks) for i, case in enumerate(group)]
+    return [pytest.param(*case, id=f"{name}-{i}") for i, case in enumerate(group)]
 
 
 SECRET_CASES = [
@@ -861,7 +1145,13 @@ SECRET_CASES = [
     *_cases(ENCODED, "encoded"),
     *_cases(UNICODE, "unicode"),
     *_cases(PII, "pii"),
-    *_cases(PII_OPEN, "pii_open"),
+    *_cases(PII_COLUMNS, "pii_columns"),
+    *_cases(PROVIDERS, "providers"),
+    *_cases(KEY_FILES, "key_files"),
+    *_cases(CODE, "code"),
+    *_cases(COOKIES, "cookies"),
+    *_cases(CREDENTIAL_DOCUMENTS, "credential_documents"),
+    *_cases(VERSIONED_KEYS, "versioned_keys"),
 ]
 KEEP_CASES = [
     *_cases(SQL_KEEP, "sql_keep"),
@@ -874,6 +1164,20 @@ KEEP_CASES = [
     ],
     *[pytest.param(t, (), (t,), id=f"dotenv-{i}") for i, t in enumerate(DOTENV_KEEP)],
     *[pytest.param(t, (), (t,), id=f"token_shaped-{i}") for i, t in enumerate(TOKEN_SHAPED_KEEP)],
+    *[pytest.param(t, (), (t,), id=f"providers_keep-{i}") for i, t in enumerate(PROVIDERS_KEEP)],
+    *[pytest.param(t, (), (t,), id=f"code_keep-{i}") for i, t in enumerate(CODE_KEEP)],
+    pytest.param(
+        "name,order,total\nJane,ORD-5512,020 7946 0958\n",
+        (),
+        ("ORD-5512", "020 7946 0958"),
+        id="pii_columns_keep-0",
+    ),
+    pytest.param(
+        {"phone_verified": "true", "support_phone_hours": "09:00-17:00"},
+        (),
+        (),
+        id="pii_columns_keep-1",
+    ),
 ]
 
 

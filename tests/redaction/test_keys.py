@@ -83,12 +83,13 @@ class TestKeyValueText:
                 "Authorization: Token abc123\nHost: x",
                 "Authorization: Token [REDACTED:key_value]\nHost: x",
             ),
-            (f"Cookie: sid={PW}; theme=dark\n", "Cookie: [REDACTED:key_value]\n"),
+            (f"Cookie: sid={PW}; theme=dark\n", "Cookie: sid=[REDACTED:key_value]; theme=dark\n"),
             (f"X-Api-Key: {PW}\r\nAccept: */*", "X-Api-Key: [REDACTED:key_value]\r\nAccept: */*"),
         ],
     )
     def test_headers(self, text: str, expected: str) -> None:
-        """Credential headers are replaced to the end of the line; the scheme word stays."""
+        """Credential headers are replaced to the end of the line (a cookie: its value); the
+        scheme word stays."""
         assert expected == Redactor().redact_text(text)
 
     @pytest.mark.parametrize(
@@ -144,8 +145,9 @@ class TestKeyValueText:
         )
 
     def test_an_assignment_after_equals_stays_the_secret(self) -> None:
-        """After `=` (`password=a=b`) the whole value is still the secret; so is a cookie."""
-        assert ("password=[REDACTED:key_value]", "Cookie: [REDACTED:key_value]") == (
+        """After `=` (`password=a=b`) the whole value is still the secret; a cookie's value
+        after its name is too."""
+        assert ("password=[REDACTED:key_value]", "Cookie: sid=[REDACTED:key_value]") == (
             Redactor().redact_text("password=ab=cd"),
             Redactor().redact_text("Cookie: sid=ab12cd34"),
         )

@@ -60,6 +60,26 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "JWT prefixes": _repeat("eyJhbGciOiJ."),
     "credential words": _repeat("secret token key "),
     "100 KB+ log with a secret in the middle": _log_with_secret,
+    "cookie headers on one line": _repeat("Cookie: sid=Zq8Wx7Vc6Bn5Ml4K; "),
+    "nested YAML block scalars": lambda n: "password: |\n" + _repeat(" password: |\n")(n),
+    "credential documents under keys": _repeat(
+        'password=\'{"type": "service_account", "token": "Zq8Wx7Vc6Bn5Ml4K", '
+    ),
+    "joined string literals": _repeat('"Zq8Wx7Vc" + '),
+    "string literals one per line": _repeat('"Zq8Wx7Vc6Bn5"\n'),
+    "lines wrapped mid-token": _repeat("TOKEN=Zq8Wx7Vc6B\nn5Ml4KpL0o9 x\n"),
+    "CSV headers naming phones": _repeat("name,phone\n"),
+    "CSV rows under a phone column": lambda n: "name,phone\n" + _repeat("a,020 7946 0958\n")(n),
+    "SQL INSERT tuples": lambda n: (
+        "INSERT INTO t (id, phone) VALUES " + _repeat("('1', '020 7946 0958'), ")(n)
+    ),
+    "PuTTY private lines": _repeat("Private-Lines: 999\nQUJDREVGR0hJSktM\n"),
+    "login phrases": _repeat("log in with admin / "),
+    "table rows with keys": _repeat("| password |\n"),
+    "piped echoes": _repeat("echo abc | "),
+    "provider prefixes": _repeat("dop_v1_hvs.key-"),
+    "webhook paths": _repeat("/hooks/discord.com/api/webhooks/"),
+    "template openers": _repeat("password: <%= '"),
 }
 
 

@@ -75,7 +75,7 @@ POSITIVE = [
     ("key_value", "Authorization: CustomScheme Zq8Wx7Vc6Bn5Ml4K\nHost: x", "Zq8Wx7Vc6Bn5Ml4K",
      "Authorization: [REDACTED:key_value]\nHost: x"),
     ("key_value", "Cookie: sid=Zq8Wx7Vc6Bn5Ml4K; theme=dark\n", "Zq8Wx7Vc6Bn5Ml4K",
-     "Cookie: [REDACTED:key_value]\n"),
+     "Cookie: sid=[REDACTED:key_value]; theme=dark\n"),
     ("bearer", "curl -H 'Authorization: Bearer Zq8Wx7Vc6Bn5Ml4K.x_y'", "Zq8Wx7Vc6Bn5Ml4K.x_y",
      "curl -H 'Authorization: Bearer [REDACTED:bearer]'"),
     ("basic_auth", "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=", "dXNlcm5hbWU6cGFzc3dvcmQ=",

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ._assignments import SCHEME_WORDS, value_check
 from ._normalize import fold_key
 from ._scanner import Check, Hit, Spec
-from ._validators import is_code_reference, is_measurement, is_placeholder, is_public_value
 
 __all__ = [
     "DEFAULT_SENSITIVE_KEYS",
@@ -74,8 +74,9 @@ _COMPOUNDS = {
 look for the last two words instead, so `"data":` does not wake the `key_value` rules."""
 
 _GLUED = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credentials")
-_GLUED += ("credential", "cookie", "authorization")
-"""Long sensitive words that count even when glued to a prefix (`dbpassword`, `apitoken`)."""
+_GLUED += ("credential", "cookie", "authorization", "storepass", "keypass")
+"""Long sensitive words that count even when glued to a prefix (`dbpassword`, `apitoken`,
+keytool's `-srcstorepass` and `-destkeypass`)."""
 
 # Values under these keys inside a sensitive container describe it and are kept
 # (`{"token": {"type": "bearer", "expires_in": 3600, "value": "…"}}` keeps type and expiry).
@@ -88,6 +89,8 @@ METADATA_KEYS: frozenset[str] = frozenset(
 )
 
 
+_VERSION = re.compile(r"v?[0-9]{1,2}")
+"""A last word that numbers a version of what the key names (`password_v4`, `token_2`)."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 """A marker inside a key stands for an opaque word: the rule id it names (`github_token`)
 must not make a key sensitive on a second pass that the first pass did not mask."""
@@ -120,6 +123,12 @@ class SensitiveKeys:
         if not key or key in NOT_SENSITIVE:
             return False
         parts = key.split("_")
+        if len(parts) > 1 and _VERSION.fullmatch(parts[-1]):
+            parts = parts[:-1]  # `smtp_password_v4`, `api_key_2`: a version of the same secret
+        elif parts[-1][-1:].isdigit() and len(parts[-1].rstrip("0123456789")) >= 3:
+            parts[-1] = parts[-1].rstrip("0123456789")  # `password2`
+        if "_".join(parts) in NOT_SENSITIVE:
+            return False
         if any("_".join(parts[i:]) in self.names for i in range(len(parts))):
             return "_".join(parts[-2:]) not in NOT_SENSITIVE
         return parts[-1].endswith(_GLUED)
@@ -129,8 +138,7 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(sorted(words, key=lambda w: (-len(w), w)))
 
 
-_SCHEME_WORDS = ("bearer", "basic", "token", "digest", "bot", "negotiate", "ntlm", "apikey")
-_SCHEME = rf"(?:(?:{'|'.join(_SCHEME_WORDS)}|sso-key)[ \t]+)?"
+_SCHEME = rf"(?:(?:{'|'.join(SCHEME_WORDS)}|sso-key)[ \t]+)?"
 
 
 _OPENING = r"(\\+\"|\"|')?"
@@ -156,80 +164,42 @@ _SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*(?:\r?\n[ \t]*)?"
 """The separator may end its line: `password:` then the value alone on the next line (see
 `_is_next_line_value`)."""
 _KEY_CHARS = r"[A-Za-z0-9_.\-]"
+_VERSIONED = r"(?:[_-]?[vV]?[0-9]{1,2})?"
+"""A version after the sensitive word (`SMTP_PASSWORD_V2`, `api_key2`), see `_VERSION`."""
 
 
-def _value_check(keys: SensitiveKeys, *, labels: bool = False) -> Check:
-    """Accept a value whose key is sensitive and which is not a placeholder or a path.
+def _shell_literal(check: Check) -> Check:
+    """`check`, refusing a shell expansion (`echo "$CI_TOKEN" | …`): the secret is elsewhere."""
 
-    With `labels`, `key: name=value` is read as a label then an assignment (see
-    `_is_labelled_assignment`); headers (`Cookie: sid=…`) are not read that way.
-    """
+    def refine(hit: Hit) -> tuple[int, int] | None:
+        return None if "$" in hit.text[hit.start : hit.end] else check(hit)
 
-    def check(hit: Hit) -> tuple[int, int] | None:
-        if hit.key is not None and hit.key not in keys:
-            return None
+    return refine
+
+
+def _table_value(check: Check) -> Check:
+    """`check` for a table cell: a lone word is a description (`| password | string |`,
+    `| token | Yes |`), so the value must hold a digit or a symbol."""
+
+    def refine(hit: Hit) -> tuple[int, int] | None:
         value = hit.text[hit.start : hit.end]
-        stripped = value.rstrip()
-        if not stripped or stripped[0] in "=>" or stripped == "$" or is_placeholder(stripped):
-            return None  # `$` alone: the start of a `${VAR}` reference
-        if stripped.lower() in _SCHEME_WORDS:
-            return None  # a scheme word alone: its token was already replaced
-        if stripped[0] in "/~" and hit.key is not None and hit.key.lower().endswith("pwd"):
-            return None  # $PWD / OLDPWD hold the working directory, not a password
-        if is_measurement(stripped):
-            return None  # a count, a duration, a timestamp: see `is_measurement`
-        following = hit.text[hit.start + len(stripped) : hit.start + len(stripped) + 1]
-        if is_code_reference(stripped, following) or is_public_value(stripped, hit):
-            return None  # `os.getenv(…)`, `settings.X`; a publishable key, a secret's ARN
-        if labels and _is_labelled_assignment(hit, stripped):
-            return None
-        if "\n" in hit.text[hit.match_start : hit.start] and not _is_next_line_value(hit, stripped):
-            return None
-        return hit.start, hit.start + len(stripped)
+        return None if value.replace("-", "").replace("_", "").isalpha() else check(hit)
 
-    return check
-
-
-def _is_next_line_value(hit: Hit, value: str) -> bool:
-    """Whether a value on the line after its key is that key's value, not what follows.
-
-    It must fill its line (prose that goes on is not one: `Password:` then `Reset your
-    password…`), and not open a nested mapping (`min_length: 12`) or a list (`- name: ci`).
-    """
-    rest = hit.text[hit.start + len(value) : hit.start + len(value) + 3].lstrip("\"', \t")
-    if rest and rest[0] not in "\r\n":
-        return False
-    return not value.endswith(":") and not value.startswith(("-", "#"))
-
-
-def _is_labelled_assignment(hit: Hit, value: str) -> bool:
-    """Whether `key: name=value` is a label then an assignment, not a key and its secret.
-
-    The runtime's progress line `get_deploy_token: service=billing` names a tool whose name
-    ends in a credential word; what follows the colon is that call's arguments. Only the
-    colon form is read this way: after `=` (`password=a=b`) the whole value stays a secret,
-    and an argument under a sensitive name (`…: token=x`) is caught by its own key.
-    """
-    if hit.key is None or ":" not in hit.text[hit.match_start + len(hit.key) : hit.start]:
-        return False
-    name, sep, rest = value.partition("=")
-    bare = name.replace("_", "").replace("-", "").replace(".", "")
-    return bool(sep and rest and rest[0] != "=" and bare.isalnum() and name[0].isalpha())
+    return refine
 
 
 def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
     """The `key_value` text rules for these sensitive keys, in chain order."""
     words = _alternation(keys.words)
-    check = _value_check(keys)
+    check = value_check(keys)
     args = r"(?:[ \t][^\r\n;|&]*?)?[ \t]"  # a command's other arguments, then the flag
     describe = "values after sensitive keys in {} form"
     return [
         Spec(
             "key_value",
-            describe.format("`Authorization:`/`Cookie:` header (to end of line)"),
-            rf"(?i)({_KEY_CHARS}*(?:authorization|cookie))(?:\\*[\"'])?[ \t]*:[ \t]*"
-            rf"{_OPENING}{_SCHEME}",
-            r"(?i:authorization|cookie)\\*[\"']?[ \t]*:",
+            describe.format("`Authorization:` header (to end of line)"),
+            rf"(?i)({_KEY_CHARS}*authorization)(?:\\*[\"'])?[ \t]*:[ \t]*{_OPENING}{_SCHEME}",
+            r"(?i:authorization)\\*[\"']?[ \t]*:",
             secret=(2,),
             key=(1,),
             check=check,
@@ -238,11 +208,13 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
         Spec(
             "key_value",
             describe.format('`key=value`, `key: value`, `"key": "value"`, `key => value`'),
-            rf"(?i)({_KEY_CHARS}*(?:{words})){_SEPARATOR}{_OPENING}{_SCHEME}",
-            rf"(?i:{words})\\*[\"']?\]?[ \t]*[:=]",
+            # `<%= '…' %>`, `{{ "…" }}`: a template printing a literal (see `value_check`)
+            rf"(?i)({_KEY_CHARS}*(?:{words}){_VERSIONED}){_SEPARATOR}(?:(?:<%[=-]|\{{\{{)[ \t]*)?"
+            rf"{_OPENING}{_SCHEME}",
+            rf"(?i:{words}){_VERSIONED}\\*[\"']?\]?[ \t]*[:=]",
             secret=(2,),
             key=(1,),
-            check=_value_check(keys, labels=True),
+            check=value_check(keys, labels=True),
             values=_values(_PLAIN),
         ),
         Spec(
@@ -253,7 +225,7 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             # an argv list: `'--api-key', 'value'` or `"--token", "value"`
             rf"|\\*[\"']--?({_KEY_CHARS}*(?:{words}))\\*[\"'][ \t]*,[ \t]*"
             r"(?:\\*\"([^\"\\\r\n]+)\\*\"|'([^'\r\n]+)'))",
-            rf"-(?i:{words})(?:[ \t]+[^\s-]|\\*[\"'][ \t]*,)",
+            rf"-(?i:{words})(?:[ \t]+[^\s-]|\\*[\"'][ \t]*,)|(?i:storepass|keypass)[ \t]",
             secret=(2, 3, 4, 6, 7),
             key=(1, 5),
             check=check,
@@ -263,13 +235,16 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             describe.format(
                 "command-line password (`mysql -pPASS`, `sshpass -p`, `docker login -p`, "
                 "`redis-cli -a`, `curl -u user:pass`, `mongosh -p`, `ldapsearch -w`, "
-                "`smbclient -U user%pass`, `htpasswd -b`, `--password-stdin <<<`)"
+                "`smbclient -U user%pass`, `htpasswd -b`, `--password-stdin <<<`, `sqlcmd -P`, "
+                "`az login -p`, `openssl -passin pass:`, `ipmitool -P`, `xfreerdp /p:`)"
             ),
             r"(?:^|[\s;|&(])(?:(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck"
             rf"|mysqlpump|mariadb|mariadb-dump)(?:\.exe)?{args}-p"
             rf"|sshpass{args}-p[ \t]*"
-            rf"|(?:docker|podman|nerdctl|buildah|skopeo|helm registry) login{args}"
+            rf"|(?i:sqlcmd|bcp|osql|isql)(?:\.exe)?{args}-P[ \t]*|ipmitool{args}-P[ \t]*"
+            rf"|(?:docker|podman|nerdctl|buildah|skopeo|helm registry|az|oc|cf) login{args}"
             r"(?:-p|--password)[ \t]+"
+            rf"|-pass(?:in|out)?[ \t]+pass:|xfreerdp{args}/p:"
             rf"|redis-cli{args}-a[ \t]+"
             rf"|curl{args}(?:-u|--user)[ \t]*[\"']?[^\s:'\"]*:"
             r"|(?i:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:\.exe)?"
@@ -279,10 +254,31 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             r"|htpasswd(?:[ \t]+-[A-Za-z]+)+[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+"
             r"|--password-stdin[ \t]*<<<[ \t]*)"
             r"(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"\-][^\s'\"]*))",
-            r"(?i:mysql|mariadb|mongo)|sshpass|login[ \t]|redis-cli|curl[ \t]|ldap[a-z]+[ \t]"
-            r"|smbclient|htpasswd|--password-stdin",
+            r"(?i:mysql|mariadb|mongo|sqlcmd|osql|isql)|bcp[ \t]|sshpass|login[ \t]|redis-cli"
+            r"|curl[ \t]|ldap[a-z]+[ \t]|smbclient|htpasswd|--password-stdin|ipmitool"
+            r"|pass:|xfreerdp",
             secret=(1, 2, 3),
             check=check,
+        ),
+        Spec(
+            "key_value",
+            describe.format("piped login (`echo 'PASS' | docker login --password-stdin`)"),
+            r"(?:^|[\s;&(])(?:echo[ \t]+(?:-[neE]{1,3}[ \t]+)?|printf[ \t]+(?:'%s[^']*'[ \t]+"
+            r"|\"%s[^\"]*\"[ \t]+)?)(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"|;&$-][^\s'\"|;&]*))"
+            r"[ \t]*\|[^\r\n|;&]*--password-stdin",
+            r"--password-stdin",
+            secret=(1, 2, 3),
+            check=_shell_literal(check),
+        ),
+        Spec(
+            "key_value",
+            describe.format("table row (`| DB_PASSWORD | value |`, or the value on the next row)"),
+            rf"(?i)\|[ \t]*[`*]{{0,2}}({_KEY_CHARS}*(?:{words}))[`*]{{0,2}}[ \t]*\|[ \t]*"
+            r"(?:\r?\n[ \t]*\|[ \t]*)?[`*]{0,2}([^\s|`]+?)[`*]{0,2}[ \t]*\|",
+            rf"(?i:{words})[`*]{{0,2}}[ \t]*\|",
+            secret=(2,),
+            key=(1,),
+            check=_table_value(check),
         ),
         Spec(
             "key_value",
@@ -300,7 +296,9 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
         Spec(
             "key_value",
             describe.format("XML element (`<password>…</password>`)"),
-            rf"(?i)<([A-Za-z0-9_.:\-]*(?:{words}))(?:[ \t][^>]{{0,200}})?>([^<\r\n]+)</",
+            # the value may sit alone on the line between the tags
+            rf"(?i)<([A-Za-z0-9_.:\-]*(?:{words}))(?:[ \t][^>]{{0,200}})?>"
+            r"(?:[ \t]*\r?\n[ \t]*)?([^<\r\n]+?)[ \t]*(?:\r?\n[ \t]*)?</",
             rf"(?i:{words})(?:[ \t][^>]*)?>[^<]",
             secret=(2,),
             key=(1,),

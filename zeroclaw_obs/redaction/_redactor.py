@@ -30,16 +30,19 @@ from typing import Any
 
 import re2
 
+from ._concat import StringConcatRule
+from ._cookies import CookieHeaderRule
 from ._encoded import EncodedSecretRule, PercentEncodedRule
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
 from ._manifests import KubernetesSecretRule
 from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
 from ._pii import pii_specs
+from ._providers import provider_specs
 from ._rules import (
     context_specs,
     credential_file_specs,
     generic_spec,
-    prose_spec,
+    prose_specs,
     sql_specs,
     token_specs,
 )
@@ -60,6 +63,7 @@ from ._structured import (
     ValueWalker,
     marker,
 )
+from ._tables import PhoneColumnRule
 from ._wrapped import WrappedTokenRule
 
 __all__ = ["DEFAULT_RULE_IDS", "RULES", "RedactionConfigError", "Redactor"]
@@ -98,11 +102,12 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
 
     The order is the behaviour, most specific first, so the name on a marker is the most
     informative one that fits:
-    1. provider token formats (`token_specs`): a known prefix or shape names itself;
+    1. provider token formats (`token_specs`, then `provider_specs`: the long tail of
+       prefixed tokens and webhook URLs): a known prefix or shape names itself;
     2. the operator's extra rules: they know their own formats best after the providers;
     3. context rules (`bearer`, `basic_auth`, `url_credentials`, `sql_password`,
-       `credential_file`, `kubernetes_secret`): a secret known by the scheme, URL, statement
-       or file syntax around it;
+       `credential_file`, `kubernetes_secret`, cookie headers): a secret known by the scheme,
+       URL, statement or file syntax around it;
     4. `key_value`: any value after a sensitive key, whatever it looks like;
     5. `generic_secret`, then `prose_secret`: a random-looking token after a credential
        word, a credential-shaped value after `my password is`; the last resort among
@@ -113,18 +118,23 @@ def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> lis
        address) is reported as the secret.
     """
     rules: list[Rule] = []
-    for spec in [*token_specs(), *extra, *context_specs(), *sql_specs(), *credential_file_specs()]:
+    formats = [*token_specs(), *provider_specs(), *extra]
+    for spec in [*formats, *context_specs(), *sql_specs(), *credential_file_specs()]:
         rules.append(PatternRule(spec, len(rules)))
     rules.append(KubernetesSecretRule(len(rules)))
+    rules.append(CookieHeaderRule(len(rules)))
     for spec in key_value_specs(sensitive):
         rules.append((HeadValueRule if spec.values else PatternRule)(spec, len(rules)))
     rules.append(PatternRule(generic_spec(), len(rules)))
-    rules.append(PatternRule(prose_spec(), len(rules)))
+    for spec in prose_specs():
+        rules.append(PatternRule(spec, len(rules)))
     rules.append(EncodedSecretRule(len(rules)))
     rules.append(PercentEncodedRule(len(rules)))
     rules.append(WrappedTokenRule(len(rules)))
+    rules.append(StringConcatRule(len(rules)))
     if pii:
         rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
+        rules.append(PhoneColumnRule(len(rules)))
     return rules
 
 
@@ -146,6 +156,9 @@ def _describe(rules: Sequence[Rule]) -> dict[str, str]:
     described[MAX_DEPTH_RULE_ID] = f"containers nested deeper than {MAX_DEPTH} levels"
     return described
 
+
+_FORMATS = len(token_specs()) + len(provider_specs())
+"""How many rules of the chain know a secret by its own format, before the operator's."""
 
 _DEFAULT_CHAIN = _chain(SensitiveKeys(DEFAULT_SENSITIVE_KEYS), (), pii=True)
 
@@ -255,7 +268,7 @@ class Redactor:
             _chain(sensitive, extra, pii=pii),
             allow=allow,
             allow_patterns=allow_patterns,
-            clip_below=len(token_specs()) + len(extra),  # the formats, as `_chain` orders them
+            clip_below=_FORMATS + len(extra),  # the formats, as `_chain` orders them
         )
 
         def allowed(value: str) -> bool:

@@ -25,6 +25,7 @@ import base64
 import binascii
 from typing import Any
 
+from ._assignments import is_sealed
 from ._keys import NOT_SENSITIVE
 from ._normalize import fold_key
 from ._scanner import LEAD, Check, Hit, Spec
@@ -41,7 +42,7 @@ __all__ = [
     "context_specs",
     "credential_file_specs",
     "generic_spec",
-    "prose_spec",
+    "prose_specs",
     "sql_specs",
     "token_specs",
 ]
@@ -118,6 +119,27 @@ def _pem_block(hit: Hit) -> tuple[int, int] | None:
     return start, end
 
 
+def _putty_lines(hit: Hit) -> tuple[int, int] | None:
+    """The `Private-Lines: N` block of a PuTTY key: its first N lines (`Private-MAC:` after
+    them is a checksum, not key material)."""
+    count, at = int(hit.key or "0"), hit.start
+    text = hit.text
+    for _ in range(count):
+        newline = min(
+            (i for i in (text.find("\n", at, hit.end), text.find("\\n", at, hit.end)) if i >= 0),
+            default=-1,
+        )
+        if newline < 0:
+            return hit.start, hit.end
+        at = newline + (2 if text.startswith("\\n", newline) else 1)
+    end = at - (2 if text[at - 2 : at] == "\\n" else 1)
+    if text[end - 1 : end] == "\r":
+        end -= 1
+    elif text[end - 2 : end] == "\\r":
+        end -= 2
+    return (hit.start, end) if count and end > hit.start else None
+
+
 _KEY_LINE_PIECE = 12
 """A last key line at least this long that runs on into a token is key material glued to it."""
 
@@ -189,9 +211,29 @@ def _generic(hit: Hit) -> tuple[int, int] | None:
         return None  # a blanked marker between: the word's own value is already gone
     if is_uuid(core) or not looks_random(value) or is_public_value(value, hit):
         return None
-    if _names_a_cursor(hit):
+    if _names_a_cursor(hit) or _qualified(hit) or is_sealed(hit.text, hit.match_start, value):
         return None
     return hit.start, hit.start + len(value)
+
+
+_NOT_CREDENTIAL_QUALIFIERS = frozenset(
+    {
+        *("cache", "primary", "foreign", "sort", "partition", "idempotency", "routing"),
+        *("object", "lookup", "hash", "row", "map", "dedup", "dedupe", "shard", "composite"),
+        *("unique", "index", "bucket", "group", "message", "range", "cluster", "join"),
+        *("public", "host", "kms", "next", "page", "continuation", "sync", "resume", "cursor"),
+    }
+)
+"""Words that make `key` or `token` name something that is not a credential (`cache key`,
+`partition key`, `public key`, `next token`)."""
+
+
+def _qualified(hit: Hit) -> bool:
+    """Whether the credential word follows a qualifier of `_NOT_CREDENTIAL_QUALIFIERS`
+    (`cache key v2.…`, `sort_key=…`); looks back a bounded window."""
+    before = hit.text[max(0, hit.match_start - 24) : hit.match_start].rstrip(" \t_-.")
+    word = before[len(before.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) :]
+    return word.lower() in _NOT_CREDENTIAL_QUALIFIERS
 
 
 def _names_a_cursor(hit: Hit) -> bool:
@@ -232,6 +274,24 @@ def token_specs() -> list[Spec]:
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY",
             check=_pem_block,
             not_after="",
+        ),
+        _token(
+            "private_key_block",
+            "SSH2 (RFC 4716) private key blocks, whole",
+            rf"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+            rf"(?:{pem_body}*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|{open_body}*)",
+            r"---- BEGIN SSH2 ",
+            not_after="",
+        ),
+        Spec(
+            "private_key_block",
+            "PuTTY private keys (.ppk): the Private-Lines block",
+            r"Private-Lines:[ \t]*([0-9]{1,3})[ \t]*(?:\r?\n|\\r?\\n)"
+            r"([A-Za-z0-9+/=]+(?:(?:\r?\n|\\r?\\n)[A-Za-z0-9+/=]+)*)",
+            r"Private-Lines:",
+            secret=(2,),
+            key=(1,),
+            check=_putty_lines,
         ),
         _token(
             "jwt",
@@ -385,7 +445,24 @@ def token_specs() -> list[Spec]:
 
 def context_specs() -> list[Spec]:
     """Secrets recognised by their surroundings: auth schemes and URL user info."""
+    quoted = r"(?:\"[^\"\r\n]*\"|'[^'\r\n]*')"
     return [
+        Spec(
+            "basic_auth",
+            "a password passed as a literal to an HTTP, SMTP or FTP client in code: "
+            '`auth=("user", "…")`, `HTTPBasicAuth(…)`, `NetworkCredential(…)`, '
+            "`SetBasicAuth(…)`, `.login(…)`, `smtp.PlainAuth(…)`",
+            r"(?:(?:^|[^A-Za-z0-9_])auth[ \t]*[=:][ \t]*[(\[]|(?i:basicauth|digestauth|basic_auth"
+            r"|networkcredential|usernamepasswordcredentials|passwordauthentication"
+            r"|credentials\.basic)[ \t]*\(|\.(?:login|auth)[ \t]*\("
+            rf"|(?i:plainauth)[ \t]*\([ \t]*{quoted}[ \t]*,)"
+            rf"[ \t]*{quoted}[ \t]*,[ \t]*(?:\"([^\"\r\n]+)\"|'([^'\r\n]+)')",
+            r"auth[ \t]*[=:][ \t]*[(\[]|(?i:basicauth|digestauth|basic_auth|networkcredential"
+            r"|passwordcredentials|passwordauthentication|credentials\.basic|plainauth)[ \t]*\("
+            r"|\.(?:login|auth)[ \t]*\(",
+            secret=(1, 2),
+            check=_placeholder_refused,
+        ),
         Spec(
             "bearer",
             "Bearer tokens in Authorization values (the scheme word is kept)",
@@ -418,7 +495,7 @@ def _sql_value(hit: Hit) -> tuple[int, int] | None:
     head = hit.text[hit.match_start : hit.start].lower()
     if head.endswith(_ORACLE_HEADS) or head.lstrip(" \t\r\n;").startswith(_ORACLE_HEADS):
         value = value.partition("/")[2]  # Oracle `user/password`: judge the password
-    if value[0] in ":?$@%" or is_placeholder(value) or value.lower() in _SQL_KEYWORDS:
+    if value[0] in ":?$@" or is_placeholder(value) or value.lower() in _SQL_KEYWORDS:
         return None
     return hit.start, hit.end
 
@@ -548,6 +625,8 @@ def _credential_shaped(hit: Hit) -> tuple[int, int] | None:
     value = hit.text[hit.start : hit.end].rstrip(".,;:!?)")
     if len(value) < 8 or is_placeholder(value) or is_uuid(value) or value.startswith(_NOT_PROSE):
         return None
+    if value[0] == "%" and (value[1:2] == "(" or _HEX_DIGITS.issuperset(value[1:3])):
+        return None  # a format string (`%(pw)s`) or URL-encoded text (`%2Fvar%2F…`)
     gap = hit.text[hit.match_start : hit.start].lower()
     if "=" in value.rstrip("=") or "\0" in gap or any(w in gap for w in _NOT_SECRET_CONTEXT):
         return None  # an assignment (`prompt_tokens=9099`), or a count, an id, a digest
@@ -561,13 +640,35 @@ def _credential_shaped(hit: Hit) -> tuple[int, int] | None:
         return None  # a date or a timestamp
     if len(value) >= 20 and not looks_random(value):
         return None
+    if is_sealed(hit.text, hit.match_start, value):
+        return None
     return hit.start, hit.start + len(value)
 
 
-_NOT_PROSE = ("/", "~", "http", "www.", "$", "{", "<", "%")
+_NOT_PROSE = ("/", "~", "http", "www.", "$", "{", "<")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-def prose_spec() -> Spec:
+def prose_specs() -> list[Spec]:
+    """Credentials pasted into chat: `my password is …`, `log in with admin / …`."""
+    return [_prose_spec(), _login_pair_spec()]
+
+
+def _login_pair_spec() -> Spec:
+    """`log in with admin / Xk9…`, `creds: deploy/Xk9…`: a user, a slash, a password."""
+    return Spec(
+        "prose_secret",
+        "a user and password pasted into chat after a login phrase (`try logging in with "
+        "admin / …`, `creds: deploy/…`): the password, when it is credential-shaped",
+        r"(?i)(?:^|[^A-Za-z0-9_])(?:log(?:ging)?[ \t-]?in|sign(?:ing)?[ \t-]?in|creds?"
+        r"|credentials)[:,]?(?:[ \t]+[A-Za-z']{1,12}){0,3}?[ \t]+[A-Za-z0-9._@+-]{1,64}"
+        r"[ \t]*/[ \t]*[\"'`]?([^\s\"'`]{8,})",
+        r"(?i:log(?:ging)?[ \t-]?in|sign(?:ing)?[ \t-]?in|creds?|credentials)[:,]?[ \t]",
+        check=_credential_shaped,
+    )
+
+
+def _prose_spec() -> Spec:
     """A credential pasted into chat: `my password is …`, `the token you need: …`."""
     noun = (
         r"passwords?|passphrase|passcode|pin|tokens?|secret|credentials?"

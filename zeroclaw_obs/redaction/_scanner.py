@@ -52,6 +52,7 @@ import re2
 from ._normalize import utf8_safe
 
 __all__ = [
+    "LOOK_INSIDE",
     "Candidate",
     "Check",
     "HeadValueRule",
@@ -120,7 +121,14 @@ class Hit(NamedTuple):
 
 
 Check = Callable[[Hit], "tuple[int, int] | None"]
-"""Accepts a hit (returning the span to replace, possibly trimmed) or refuses it (None)."""
+"""Accepts a hit (returning the span to replace, possibly trimmed or extended) or refuses it
+(None, or `LOOK_INSIDE`)."""
+
+LOOK_INSIDE = (-1, -1)
+"""What a check returns to refuse a value whose inside the rule should read on its own: a
+`HeadValueRule` then searches on from the end of the head, not after the value (a credential
+document under a sensitive key names its own secrets). Once per value: a head found inside
+it that answers the same is refused, which keeps the search linear."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +237,8 @@ class View:
     def to_chars(self) -> Callable[[int], int]:
         """A converter from byte offsets of `data` to character offsets of `text`.
 
-        It must be called with offsets that never decrease, and decodes only the bytes
-        between two calls, so a whole scan converts in linear time.
+        It decodes only the bytes between two calls (offsets fall on character boundaries),
+        so a scan whose offsets mostly increase converts in linear time.
         """
         if self.ascii:
             return _same
@@ -238,8 +246,9 @@ class View:
 
         def convert(offset: int) -> int:
             if offset < last[0]:
-                last[0] = last[1] = 0
-            last[1] += len(data[last[0] : offset].decode())
+                last[1] -= len(data[offset : last[0]].decode())
+            else:
+                last[1] += len(data[last[0] : offset].decode())
             last[0] = offset
             return last[1]
 
@@ -310,7 +319,7 @@ class PatternRule:
                         key = text[spans[group][0] : spans[group][1]]
                         break
                 span = check(Hit(text, start, end, spans[0][0], spans[0][1], key))
-                if span is None:
+                if span is None or span is LOOK_INSIDE:
                     continue
                 start, end = span
             found.append((start, end, self.priority, self.rule_id))
@@ -352,7 +361,7 @@ class HeadValueRule(PatternRule):
         found: list[Candidate] = []
         text, data, check, claimed = view.text, view.data, self._check, view.claimed
         to_char = view.to_chars()
-        pos = 0
+        pos = inside = 0  # `inside`: the end of a value being read inside (`LOOK_INSIDE`)
         while (spans := view.search(self._regex, pos)) is not None:
             head_start, head_end = spans[0]
             opening = data[spans[self._opening][0] : spans[self._opening][1]]
@@ -372,8 +381,14 @@ class HeadValueRule(PatternRule):
                 continue
             if check is not None:
                 span = check(Hit(text, start, stop, match_start, stop, key))
+                if span is LOOK_INSIDE:
+                    if head_end >= inside:
+                        pos, inside = head_end, end
+                    continue
                 if span is None:
                     continue
+                if span[1] > stop:  # the check took more (a YAML block): search on after it
+                    pos = end + len(text[stop : span[1]].encode())
                 start, stop = span
             found.append((start, stop, self.priority, self.rule_id))
             claimed.add((start, stop))

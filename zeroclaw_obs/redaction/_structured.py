@@ -30,10 +30,13 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ._assignments import is_credential_document
+from ._cookies import cookie_value_spans, is_cookie_key
 from ._keys import METADATA_KEYS, SensitiveKeys
 from ._manifests import is_certificate_key
 from ._normalize import fold_key, utf8_safe
 from ._scanner import compile_pattern
+from ._tables import is_phone_key, is_phone_value
 from ._validators import is_basic_credential, is_measurement
 
 __all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "is_secret_manifest", "marker"]
@@ -42,6 +45,7 @@ MAX_DEPTH = 64
 """Containers nested deeper than this are replaced by `[REDACTED:max_depth]` (no recursion bomb)."""
 
 SENSITIVE_KEY_RULE_ID = "sensitive_key"
+PHONE_RULE_ID = "phone_number"
 MAX_DEPTH_RULE_ID = "max_depth"
 
 BatchStep = Callable[[list[str], "dict[str, int] | None"], list[str]]
@@ -64,6 +68,10 @@ def _is_marker(value: str) -> bool:
 
 
 _MANIFEST_SECTIONS = frozenset({"data", "stringData"})
+_CREDENTIAL_TYPES = frozenset(
+    {"service_account", "authorized_user", "external_account", "impersonated_service_account"}
+)
+"""`type` values of Google credential files (see `ValueWalker._mask`)."""
 
 
 def is_secret_manifest(value: Mapping[Any, Any]) -> bool:
@@ -75,6 +83,14 @@ def _is_basic_auth(key: str, value: Any) -> bool:
     """`"auth": "<base64 of user:password>"` (Docker config.json, containers auth.json): the
     key alone is too common to be sensitive (`"auth": "oauth2"`), the value decides."""
     return type(value) is str and key.lower() == "auth" and is_basic_credential(value)
+
+
+def _is_phone_field(key: Any, value: Any) -> bool:
+    """A national phone number under a phone key (`"phone": "020 7946 0958"`): known only by
+    its key, as a table column is known by its header (see `_tables.py`)."""
+    return (
+        type(value) is str and isinstance(key, str) and is_phone_key(key) and is_phone_value(value)
+    )
 
 
 def _count(counts: dict[str, int] | None, rule_id: str) -> None:
@@ -244,8 +260,13 @@ class ValueWalker:
             )
             if manifest and key in _MANIFEST_SECTIONS and isinstance(item, Mapping):
                 build.place(out, key, self._secret_section(item, build, depth + 1), item)
+            elif sensitive and is_cookie_key(key) and isinstance(item, str | list):
+                build.place(out, key, self._cookies(item, build, key, depth + 1), item)
             elif sensitive:
                 build.place(out, key, self._mask(item, build, depth + 1), item)
+            elif self._pii and _is_phone_field(key, item):
+                _count(build.counts, PHONE_RULE_ID)
+                build.place(out, key, marker(PHONE_RULE_ID), item)
             else:
                 build.place(out, key, self._walk(item, build, depth + 1), item)
             if isinstance(key, str) and key:
@@ -266,6 +287,26 @@ class ValueWalker:
                 build.sites.append((out, None, key))
         return out
 
+    def _cookies(self, value: Any, build: _Build, key: str, depth: int) -> Any:
+        """A cookie header under a cookie key: each cookie's value masked, names and
+        attributes kept (see `_cookies.py`); anything but text is masked whole."""
+        if isinstance(value, list):
+            if self._deeper(build, depth):
+                return marker(MAX_DEPTH_RULE_ID)
+            items: list[Any] = [None] * len(value)
+            for i, item in enumerate(value):
+                build.place(items, i, self._cookies(item, build, key, depth + 1), item)
+            return items
+        if not isinstance(value, str) or "=" not in value:
+            return self._mask(value, build, depth)
+        set_cookie = fold_key(key).endswith("set_cookie")
+        pieces, last = [], 0
+        for start, end in cookie_value_spans(value, 0, len(value), set_cookie=set_cookie):
+            pieces += [value[last:start], marker(SENSITIVE_KEY_RULE_ID)]
+            _count(build.counts, SENSITIVE_KEY_RULE_ID)
+            last = end
+        return "".join([*pieces, value[last:]]) if pieces else value
+
     def _pair_value_field(self, value: Mapping[Any, Any]) -> str | None:
         """In `{"name": "DB_PASSWORD", "value": …}`, the key of the field to mask."""
         if len(value) > 8:
@@ -282,7 +323,14 @@ class ValueWalker:
         return field if name is not None else None
 
     def _mask(self, value: Any, build: _Build, depth: int) -> Any:
-        """Mask every scalar of a value found under a sensitive key, keeping its shape."""
+        """Mask every scalar of a value found under a sensitive key, keeping its shape.
+
+        A Google credential file (`"type": "service_account"`, as data or as JSON text) is
+        walked instead: its own keys say which of its values are secret (`private_key`,
+        `private_key_id`, `client_secret`), and its project, e-mail and URLs are not.
+        """
+        if isinstance(value, Mapping) and value.get("type") in _CREDENTIAL_TYPES:
+            return self._walk(value, build, depth)
         if isinstance(value, Mapping | list | tuple):
             if self._deeper(build, depth):
                 return marker(MAX_DEPTH_RULE_ID)
@@ -315,6 +363,8 @@ class ValueWalker:
         if isinstance(value, str):
             if not value or _is_marker(value) or self._allowed(value) or is_measurement(value):
                 return value
+            if is_credential_document(value):
+                return value  # its own keys name its secrets: the text chain reads it
         elif isinstance(value, bytes | bytearray) and not value:
             return value
         _count(build.counts, SENSITIVE_KEY_RULE_ID)

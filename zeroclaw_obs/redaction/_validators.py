@@ -278,7 +278,8 @@ def is_placeholder(value: str) -> bool:
 
     JSON/YAML literals and descriptive words, mask characters (`****`, `xxxx`, `•••`), and
     references to where the secret lives: `${DB_PASSWORD}`, `$DB_PASSWORD`, `{{ vault_pw }}`,
-    `<your-token>`, `%(password)s`, `%s`.
+    `<your-token>`, `%(password)s`, `%s`, and what another tool left in a secret's place
+    (`[FILTERED]`, `[MASKED]`).
     """
     v = value.strip()
     if len(v) > 80:
@@ -293,7 +294,13 @@ def is_placeholder(value: str) -> bool:
         return True
     if v[0] == "$" and len(v) > 1 and (v[1:].replace("_", "").isalnum() and v[1:].isupper()):
         return True
+    if v[0] == "[" and v[-1] == "]" and len(v) <= 24 and _is_word(v[1:-1]):
+        return True  # what another tool left in its place: `[FILTERED]`, `[MASKED]`
     return _is_instruction(v)
+
+
+def _is_word(v: str) -> bool:
+    return v.replace("_", "").replace("-", "").replace(" ", "").isalpha()
 
 
 _INSTRUCTION_WORDS = frozenset({"your", "here", "replace", "insert", "placeholder", "redacted"})
@@ -315,9 +322,15 @@ _OBJECTS = frozenset(
         *("process", "args", "opts", "options", "params", "ctx", "context", "secrets", "vars"),
         *("request", "req", "props", "inputs", "matrix", "steps", "app", "vault", "keyring"),
         *("getpass", "creds", "credentials", "auth", "client", "session", "st", "sys"),
+        *("var", "local", "data", "module", "each"),
     }
 )
-"""Object names that start a code expression (`settings.DB_PASSWORD`, `os.environ[…]`)."""
+"""Object names that start a code expression (`settings.DB_PASSWORD`, `os.environ[…]`,
+Terraform's `var.api_key`, `data.aws_secretsmanager_secret_version.db.secret_string`)."""
+_KEYWORDS = frozenset(
+    {"raise", "return", "await", "yield", "throw", "new", "not", "lambda", "assert", "del"}
+)
+"""Statement words: `if not api_key: raise …` has a credential word before a colon."""
 _TYPE_NAMES = frozenset(
     {"secretstr", "secretbytes", "bytes", "optional", "any", "union", "text", "char", "varchar"}
 )
@@ -331,7 +344,10 @@ def is_code_reference(value: str, following: str) -> bool:
     A call or a subscript (`os.getenv(…)`, `load_secret(…)`, `config['db']`: the value is an
     identifier or dotted path and `(` or `[` follows), an attribute path on a known object
     (`settings.DATABASE_PASSWORD`, `process.env.API_KEY`), a string prefix (`f"Bearer {t}"`),
-    a type annotation (`token: SecretStr`), or punctuation that closes code (`')`).
+    a type annotation (`token: SecretStr`), a statement word (`raise`, `return`), a path of
+    three or more lower-case names from a snake_case type (`aws_db_instance.main.password`:
+    an attribute in Terraform), or punctuation that closes code (`')`). Rust paths
+    (`env::var(…)`) count as dotted ones.
 
     Args:
         value: the value as the rule took it (stripped).
@@ -342,8 +358,12 @@ def is_code_reference(value: str, following: str) -> bool:
     if _is_identifier_path(value) or value == "%":
         if following in ("(", "["):
             return True
-        head = value.split(".", 1)[0]
-        if "." in value and head in _OBJECTS:
+        parts = value.replace("::", ".").split(".")
+        if len(parts) > 1 and parts[0] in _OBJECTS:
+            return True
+        if len(parts) > 2 and value.islower() and "_" in parts[0]:
+            return True  # a resource's attribute: `random_password.db.result`
+        if value in _KEYWORDS and following in ("", " ", "("):
             return True
         if value in _STRING_PREFIXES and following in ("'", '"'):
             return True
@@ -356,7 +376,8 @@ _CLOSERS = frozenset(")]};,'\"")
 
 
 def _is_identifier_path(value: str) -> bool:
-    return all(part.isidentifier() and part.isascii() for part in value.split("."))
+    parts = value.replace("::", ".").split(".")
+    return all(part.isidentifier() and part.isascii() for part in parts)
 
 
 _NON_FINITE = frozenset({"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})

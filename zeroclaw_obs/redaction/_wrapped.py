@@ -3,7 +3,8 @@
 A terminal, a mail client or a log shipper folds a long line at a fixed width, so a token
 (`sk-proj-…`, `ghp_…`, a JWT) lands in pieces, none of which may match its format on its own.
 `WrappedTokenRule` finds a line ending in a run of token characters followed by lines made of
-token characters only, and reads them as one block when the widths say it was wrapped: every
+token characters only (or by one line that starts with such a run and goes on after a space:
+a log line wrapped mid-token), and reads them as one block when the widths say it was wrapped: every
 full line has the first line's width and the last is not longer. It joins the block, scans it
 with the same chain, one level deeper, and keeps the inner matches that cross a line break
 and end where a line ends, mapped back to the text (the marker then covers the line breaks
@@ -41,7 +42,12 @@ class WrappedTokenRule:
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
-        self._regex = compile_pattern(rf"(?m)[{_TOKEN}]{{8,}}(?:\r?\n[{_TOKEN}]{{4,}}$)+")
+        # Whole lines of token characters, or one line that starts with the token's rest and
+        # goes on after a space (a log line wrapped mid-token: `…TOKEN=dop_v1_05d8` then
+        # `e5a7…c01 request_id=…`).
+        self._regex = compile_pattern(
+            rf"(?m)[{_TOKEN}]{{8,}}(?:(?:\r?\n[{_TOKEN}]{{4,}}$)+|\r?\n[{_TOKEN}]{{8,}}[ \t])"
+        )
 
     def find(self, view: View) -> list[Candidate]:
         """Inner candidates that cross a line break of a wrapped block."""
@@ -50,6 +56,8 @@ class WrappedTokenRule:
         text, found = view.text, []
         for spans in view.matches(self._regex):
             start, end = spans[0]
+            if text[end - 1] in " \t":
+                end -= 1  # the rest of a wrapped line: the block ends with the token's run
             line_start = text.rfind("\n", 0, start) + 1
             lines = _block(text, line_start, start, end)
             if lines is None:

@@ -1,0 +1,111 @@
+"""Cookies: each cookie's value is a secret, its name and the attributes around it are not.
+
+A `Cookie:` header carries `name=value` pairs separated by `;`; a session cookie's value is a
+bearer credential, but `theme=dark` or `lang=en` beside it is a preference. A `Set-Cookie:`
+header carries one pair, then attributes (`Path=/; Secure; HttpOnly; SameSite=Lax`) that
+describe it. So the value of each pair is replaced on its own and everything else stays:
+`Cookie: sid=[REDACTED:key_value]; theme=dark`. The same reading serves text
+(`CookieHeaderRule`) and structured values (`redact_cookie_text`, for a cookie header stored
+under a key such as `http.request.header.cookie`).
+
+Risky part: a value kept as a preference is never seen again by this rule. Only short
+words, small numbers and booleans are kept (`dark`, `en-US`, `1`, `true`); a session id is
+long and mixes letters and digits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._normalize import fold_key
+from ._scanner import Candidate, View, compile_pattern
+from ._validators import is_placeholder
+
+__all__ = ["CookieHeaderRule", "cookie_value_spans", "is_cookie_key"]
+
+_END = frozenset("\r\n\"'\\")
+"""Where a header's value ends in text: the line, or the string holding it (JSON)."""
+_PREFERENCE_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})
+
+
+def is_cookie_key(key: str) -> bool:
+    """Whether a key names a cookie header (`Cookie`, `Set-Cookie`, `…header.cookie`)."""
+    return fold_key(key).endswith("cookie")
+
+
+def _is_preference(value: str) -> bool:
+    """A cookie value that holds a choice, not a credential (`dark`, `en-US`, `1`, `true`)."""
+    if value.lower() in _PREFERENCE_WORDS or (value.isdigit() and len(value) <= 3):
+        return True
+    return len(value) <= 12 and value.replace("-", "").replace("_", "").isalpha()
+
+
+def cookie_value_spans(
+    text: str, start: int, end: int, *, set_cookie: bool
+) -> Iterator[tuple[int, int]]:
+    """The spans of cookie values to replace in the header value `text[start:end]`.
+
+    Every pair of a `Cookie:` value, only the first of a `Set-Cookie:` value (the rest are
+    its attributes). A piece without `=` is a value on its own. Quotes around a value stay.
+    """
+    first = True
+    at = start
+    while at < end:
+        stop = text.find(";", at, end)
+        stop = end if stop < 0 else stop
+        if first or not set_cookie:
+            eq = text.find("=", at, stop)
+            value_start = at if eq < 0 else eq + 1
+            span = _value_span(text, value_start, stop)
+            if span is not None:
+                yield span
+        first = False
+        at = stop + 1
+
+
+def _value_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start] in ' \t"':
+        start += 1
+    while end > start and text[end - 1] in ' \t"':
+        end -= 1
+    value = text[start:end]
+    if not value or "\0" in value or _is_preference(value) or is_placeholder(value):
+        return None
+    return start, end
+
+
+class CookieHeaderRule:
+    """Replaces each cookie's value in `Cookie:` and `Set-Cookie:` headers (`key_value`).
+
+    Sits with the context rules, before the `key_value` assignment rules, which would take a
+    header's first pair as a label and an assignment.
+    """
+
+    rule_id = "key_value"
+    reports = True
+    description = "cookie values in Cookie: and Set-Cookie: headers (names and attributes kept)"
+    trigger = r"(?i:cookie)\\*[\"']?[ \t]*:"
+    pii = False
+
+    def __init__(self, priority: int) -> None:
+        self.priority = priority
+        self._head = compile_pattern(
+            r"(?i)([A-Za-z0-9_.\-]*cookie)(?:\\*[\"'])?[ \t]*:[ \t]*(?:\\*[\"'])?"
+        )
+
+    def find(self, view: View) -> list[Candidate]:
+        """Candidates for the values of every cookie header in the view."""
+        text, found = view.text, []
+        size, done = len(text), 0
+        for spans in view.matches(self._head):
+            if spans[0][0] < done:
+                continue  # inside a header value already read (keeps this linear)
+            start = end = spans[0][1]
+            while end < size and text[end] not in _END:
+                end += 1
+            key = text[spans[1][0] : spans[1][1]]
+            set_cookie = fold_key(key).endswith("set_cookie")
+            done = end
+            for s, e in cookie_value_spans(text, start, end, set_cookie=set_cookie):
+                found.append((s, e, self.priority, self.rule_id))
+        return found
