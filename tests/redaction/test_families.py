@@ -928,6 +928,9 @@ CODE_KEEP: list[str] = [
     "password: [MASKED]",
     "cache key v3.Qk8f-Zt2.mWx9Lp4r",
     "partition_key=tenant-7f3a9c2b1e",
+    'words = r"secret|token|passw(?:or)?d|passphrase|pwd"',
+    'requests.get(url, auth=("user", "…"))',
+    "Cookie: lang=en-GB; consent=1 (set by the banner)",
     "kind: SealedSecret\nspec:\n  encryptedData:\n    api_token: Ag" + _b64(R * 4).rstrip("="),
 ]
 

@@ -25,6 +25,7 @@ __all__ = ["CookieHeaderRule", "cookie_value_spans", "is_cookie_key"]
 
 _END = frozenset("\r\n\"'\\")
 """Where a header's value ends in text: the line, or the string holding it (JSON)."""
+_NOT_IN_VALUE = frozenset(' \t",\\')
 _PREFERENCE_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})
 
 
@@ -64,10 +65,14 @@ def cookie_value_spans(
 
 
 def _value_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A cookie value: from its first character to the first that no value holds (RFC 6265:
+    whitespace, `"`, `,`, `\\`), quotes around it left out."""
     while start < end and text[start] in ' \t"':
         start += 1
-    while end > start and text[end - 1] in ' \t"':
-        end -= 1
+    stop = start
+    while stop < end and text[stop] not in _NOT_IN_VALUE:
+        stop += 1
+    end = stop
     value = text[start:end]
     if not value or "\0" in value or _is_preference(value) or is_placeholder(value):
         return None

@@ -253,7 +253,7 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             rf"|smbclient{args}(?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%"
             r"|htpasswd(?:[ \t]+-[A-Za-z]+)+[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+"
             r"|--password-stdin[ \t]*<<<[ \t]*)"
-            r"(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"\-][^\s'\"]*))",
+            r"(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"`\-][^\s'\"`]*))",
             r"(?i:mysql|mariadb|mongo|sqlcmd|osql|isql)|bcp[ \t]|sshpass|login[ \t]|redis-cli"
             r"|curl[ \t]|ldap[a-z]+[ \t]|smbclient|htpasswd|--password-stdin|ipmitool"
             r"|pass:|xfreerdp",
@@ -273,7 +273,8 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
         Spec(
             "key_value",
             describe.format("table row (`| DB_PASSWORD | value |`, or the value on the next row)"),
-            rf"(?i)\|[ \t]*[`*]{{0,2}}({_KEY_CHARS}*(?:{words}))[`*]{{0,2}}[ \t]*\|[ \t]*"
+            # the key is a row's first cell (a `|` in code is an alternation, not a table)
+            rf"(?im)^[ \t]*\|[ \t]*[`*]{{0,2}}({_KEY_CHARS}*(?:{words}))[`*]{{0,2}}[ \t]*\|[ \t]*"
             r"(?:\r?\n[ \t]*\|[ \t]*)?[`*]{0,2}([^\s|`]+?)[`*]{0,2}[ \t]*\|",
             rf"(?i:{words})[`*]{{0,2}}[ \t]*\|",
             secret=(2,),

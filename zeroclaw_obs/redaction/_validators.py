@@ -270,7 +270,7 @@ _PLACEHOLDER_WORDS = frozenset(
 )
 
 
-_MASK_CHARS = frozenset("*xX•#.-_?")
+_MASK_CHARS = frozenset("*xX•#.-_?…")
 
 
 def is_placeholder(value: str) -> bool:
