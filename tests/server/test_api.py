@@ -135,6 +135,39 @@ class TestTurns:
         assert "conversation_busy" == second.json()["error"]
 
 
+class TestAllowedTools:
+    def test_a_turn_s_allowed_tools_narrow_that_turn_only(self, serve_process: ServeFactory):
+        """`allowed_tools` leaves the rest `Tool not available in this turn`; the conversation's
+        next turn without it has the agent's tools again."""
+        served = serve_process(SCENARIOS / "api_narrow.yaml")
+        with served.client() as client:
+            narrowed = start_turn(client, allowed_tools=["get_*"])
+            first = of_type(events(client, narrowed["turn_id"]), "tool_result")
+            again = start_turn(client, conversation_id=narrowed["conversation_id"])
+            second = of_type(events(client, again["turn_id"]), "tool_result")
+
+        assert {
+            "w": "18C",
+            "d": "Tool not available in this turn: delete_file",
+            "s": "Unknown tool: shell",
+        } == {e["id"]: e["output"] for e in first}
+        assert {"w": "18C", "d": "deleted", "s": "Unknown tool: shell"} == {
+            e["id"]: e["output"] for e in second
+        }
+
+    def test_allowed_tools_never_grant(self, serve_process: ServeFactory):
+        """A tool of a bundle the agent is not granted cannot be allowed into a turn."""
+        served = serve_process(SCENARIOS / "api_narrow.yaml")
+        with served.client() as client:
+            response = client.post("/v1/turns", json={"message": "go", "allowed_tools": ["shell"]})
+
+        assert 400 == response.status_code
+        assert {
+            "error": "bad_request",
+            "message": "allowed_tools.0: matches no tool this agent may use",
+        } == response.json()
+
+
 class TestApprovals:
     def test_an_approval_decided_over_http_runs_the_call(
         self, serve_process: ServeFactory, tmp_path: Path
@@ -331,6 +364,36 @@ class TestAuthAndErrors:
                 "conversation_id: must be 1-128 characters",
             ),
             (b'{"message": "' + b"x" * 2_000_000 + b'"}', 413, "too_large", "body: larger than"),
+            (
+                b'{"message": "hi", "allowed_tools": "shell"}',
+                400,
+                "bad_request",
+                "allowed_tools: wrong type",
+            ),
+            (
+                b'{"message": "hi", "allowed_tools": ["shell", "a b"]}',
+                400,
+                "bad_request",
+                "allowed_tools.1: matches no tool this agent may use",
+            ),
+            (
+                b'{"message": "hi", "allowed_tools": [" "]}',
+                400,
+                "bad_request",
+                "allowed_tools.0: a tool name or pattern",
+            ),
+            (
+                b'{"message": "hi", "allowed_tools": [3]}',
+                400,
+                "bad_request",
+                "allowed_tools.0: a tool name or pattern",
+            ),
+            (
+                b'{"message": "hi", "allowed_tools": [' + b'"s",' * 256 + b'"s"]}',
+                400,
+                "bad_request",
+                "allowed_tools: at most 256 entries",
+            ),
         ],
     )
     def test_bad_turn_requests_get_one_json_line(

@@ -243,3 +243,60 @@ class TestActivatedTools:
         assert ["unknown", "success", "unknown"] == [
             first_outcome(h) for h in (first, again, other)
         ]
+
+    async def test_a_narrowed_turn_cannot_reach_what_the_conversation_activated(self):
+        """A turn's `allowed_tools` also removes deferred tools activated by earlier turns of
+        its conversation; the next turn without it has them back."""
+        server = runtime({**DEFERRED, "tools": ANSWER["tools"]})
+
+        def first_outcome(handle: TurnHandle) -> str:
+            return next(e for e in handle.events if e["type"] == "tool_result")["outcome"]
+
+        first = await finish(server.start_turn("one", "a"))
+        narrowed = await finish(server.start_turn("two", "a", allowed_tools=["lookup"]))
+        again = await finish(server.start_turn("three", "a"))
+
+        assert ["unknown", "excluded", "success"] == [
+            first_outcome(h) for h in (first, narrowed, again)
+        ]
+
+
+READ_ONLY_AGENT = {
+    "user": "hello",
+    "agent": {"risk_profile": "read_only"},
+    "tools": [
+        {"name": "lookup", "read_only": True, "responses": [{"default": {"output": "found"}}]},
+        {"name": "deploy", "responses": [{"default": {"output": "deployed"}}]},
+    ],
+    # Without the profile the session would ask about `lookup` and time out.
+    "config": {"approval": {"auto_approve": [], "backchannel_timeout_s": 0.2}},
+    "responses": [
+        {"tool_calls": [{"id": "l", "name": "lookup"}, {"id": "d", "name": "deploy"}]},
+        {"text": "done"},
+    ],
+}
+
+
+class TestRiskProfile:
+    async def test_every_conversation_runs_under_the_profile(self):
+        """The agent's risk profile reaches each conversation's approval session: a read-only
+        tool runs unasked (the config alone would ask), any other is not available."""
+        server = runtime(READ_ONLY_AGENT)
+
+        handle = await finish(server.start_turn("go", None))
+
+        results = {e["id"]: e["output"] for e in handle.events if e["type"] == "tool_result"}
+        assert {"l": "found", "d": "Tool not available in this turn: deploy"} == results
+
+    async def test_allowed_tools_cannot_bring_back_what_the_profile_removed(self):
+        """Narrowing only removes: a tool the profile excluded is not one the agent may use."""
+        server = runtime(READ_ONLY_AGENT)
+
+        with pytest.raises(ServerError) as info:
+            server.start_turn("go", None, allowed_tools=["deploy"])
+
+        assert (400, "allowed_tools.0: matches no tool this agent may use") == (
+            info.value.status,
+            info.value.message,
+        )
+        assert 0 == server.conversation_count

@@ -109,11 +109,14 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
         return data
 
     async def post_turn(request: Request) -> Response:
-        data = await read_json(request, {"message": str, "conversation_id": str})
+        data = await read_json(
+            request, {"message": str, "conversation_id": str, "allowed_tools": list}
+        )
         message = data.get("message")
         if not isinstance(message, str) or not message.strip():
             raise ServerError(400, "bad_request", "message: required, a non-empty string")
-        handle = runtime.start_turn(message, data.get("conversation_id"))
+        allowed = _allowed_tools(data.get("allowed_tools"))
+        handle = runtime.start_turn(message, data.get("conversation_id"), allowed)
         return _json_response(
             {"turn_id": handle.turn_id, "conversation_id": handle.conversation_id}, 202
         )
@@ -201,6 +204,35 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     return _BearerAuth(app, token)
+
+
+MAX_ALLOWED_TOOLS = 256
+"""Most entries a turn's `allowed_tools` may hold."""
+
+
+MAX_TOOL_PATTERN_CHARS = 256
+"""Longest entry of `allowed_tools`."""
+
+
+def _allowed_tools(value: list[Any] | None) -> list[str] | None:
+    """A turn's `allowed_tools`: names or patterns (`fs_*`), each a non-blank string.
+
+    Raises:
+        ServerError: 400 naming the field or the entry's index, never its text.
+    """
+    if value is None:
+        return None
+    if len(value) > MAX_ALLOWED_TOOLS:
+        raise ServerError(400, "bad_request", f"allowed_tools: at most {MAX_ALLOWED_TOOLS} entries")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, str) or not entry.strip() or len(entry) > MAX_TOOL_PATTERN_CHARS:
+            raise ServerError(
+                400,
+                "bad_request",
+                f"allowed_tools.{index}: a tool name or pattern, 1-{MAX_TOOL_PATTERN_CHARS} "
+                "characters, not blank",
+            )
+    return value
 
 
 def _guarded(

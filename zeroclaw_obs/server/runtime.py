@@ -5,7 +5,9 @@ binding, redactor, observer, receipts) are built once, like `run` builds them
 (`replay.build_replay`). What belongs to a conversation lives in its `Conversation`: the
 history, the approval session (`always` allowlist, scripted answers) and the deferred tools
 `tool_search` activated; each turn gets a `ResolvedAgentExecution` that is the agent's with
-those three swapped in, so nothing of one conversation is seen by another.
+those three swapped in, so nothing of one conversation is seen by another. A turn that brings
+`allowed_tools` also gets the agent's registry narrowed to them (`ToolRegistry.narrowed`): for
+that turn only, and it can only remove tools.
 
 A `TurnHandle` keeps a turn's events (TurnEvents as `--events-out` writes them, plus
 `approval_request`, `approval_decided` and a last `turn_end`) so a client that connects late
@@ -27,7 +29,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,9 +39,16 @@ from ..config import ApprovalMode
 from ..errors import BadInputError
 from ..observability.observer import Observer
 from ..redaction import Redactor
-from ..replay import Replay, build_provider, build_replay, connected_mcp_servers
+from ..replay import (
+    Replay,
+    build_provider,
+    build_replay,
+    connected_mcp_servers,
+    unmatched_allowed,
+)
 from ..scenario import Scenario
 from ..tools.deferred import ActivatedToolSet
+from ..tools.registry import ToolRegistry
 from ..turn.context import CONVERSATION_ID, ResolvedAgentExecution, TurnState, new_turn_id
 from ..turn.loop import run_tool_call_loop
 from .approvals import ApprovalBroker
@@ -170,6 +179,13 @@ class ServerRuntime:
         stack = contextlib.AsyncExitStack()
         servers = await stack.enter_async_context(connected_mcp_servers(self._replay))
         self._agent.mcp_servers.extend(servers)
+        if servers:
+            try:
+                # Bundle patterns for real servers are judged once they list their tools.
+                self._replay.check_tool_patterns()
+            except BadInputError:
+                await stack.aclose()
+                raise
         self._mcp = stack
         self._sweeper = asyncio.create_task(self._sweep())
 
@@ -229,17 +245,30 @@ class ServerRuntime:
         """The running turns, oldest first."""
         return [h for h in self._turns.values() if not h.done]
 
-    def start_turn(self, message: str, conversation_id: str | None) -> TurnHandle:
+    def start_turn(
+        self,
+        message: str,
+        conversation_id: str | None,
+        allowed_tools: Sequence[str] | None = None,
+    ) -> TurnHandle:
         """Start a turn of `conversation_id` (a new conversation when None).
 
+        Args:
+            message: the user message.
+            conversation_id: the conversation to continue, None for a new one.
+            allowed_tools: narrow this turn to the tools these names or patterns match
+                (`ToolPolicy.narrowed`); None leaves the agent's tools as they are.
+
         Raises:
-            ServerError: draining (503), too many running turns (429), a malformed id (400),
-                or a turn of that conversation still running (409).
+            ServerError: draining (503), too many running turns (429), a malformed id or an
+                `allowed_tools` entry that matches no tool the agent may use (400), or a turn
+                of that conversation still running (409).
         """
         if self.draining:
             raise ServerError(503, "draining", "the server is shutting down")
         if len(self._running) >= self.settings.max_running_turns:
             raise ServerError(429, "too_many_turns", "too many turns are running; retry later")
+        registry = self._narrowed_registry(allowed_tools)
         conversation = self._conversation(conversation_id)
         if conversation.running is not None:
             raise ServerError(409, "conversation_busy", "a turn of this conversation is running")
@@ -249,6 +278,7 @@ class ServerRuntime:
             provider=self._turn_provider(),
             approval=conversation.approval,
             activated=conversation.activated,
+            registry=registry,
         )
         conversation.turn_starts.append(len(conversation.messages))
         state = TurnState(
@@ -303,6 +333,24 @@ class ServerRuntime:
             conversation.trim(self.settings.max_history_messages)
             self._running.discard(handle)
 
+    def _narrowed_registry(self, allowed_tools: Sequence[str] | None) -> ToolRegistry:
+        """The agent's registry, narrowed for one turn when it brings `allowed_tools`.
+
+        Raises:
+            ServerError: an entry matches no tool the agent may use (400, named by position).
+        """
+        registry = self._agent.registry
+        if allowed_tools is None:
+            return registry
+        index = unmatched_allowed(
+            registry.policy, list(registry), self._agent.mcp_servers, allowed_tools
+        )
+        if index is not None:
+            raise ServerError(
+                400, "bad_request", f"allowed_tools.{index}: matches no tool this agent may use"
+            )
+        return registry.narrowed(allowed_tools)
+
     async def _reconnect_lost_servers(self) -> None:
         for server in self._agent.mcp_servers:
             connection = server.connection
@@ -352,7 +400,7 @@ class ServerRuntime:
         return conversation
 
     def _approval_session(self) -> ApprovalManager:
-        config = self.scenario.config.approval
+        config = self._agent.config.approval  # the risk profile's (`profile_approval`)
         backchannel = Backchannel(self.approvals.ask, config.backchannel_timeout_s, surface="web")
         return ApprovalManager(config, audit=self.audit, backchannel=backchannel)
 
