@@ -244,6 +244,25 @@ class TestBundles:
         assert ["box__echo"] == offered(replay)
         assert {"c0": "hi", "c1": unknown_text("box__pid")} == results(replay)
 
+    async def test_a_real_server_granted_whole_offers_every_tool_it_lists(self, run_scenario):
+        """`mcp_servers: [box]` grants the server's tools as it lists them; static tools the
+        bundles do not name stay out."""
+        box = {"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}
+        data = turn(
+            calls("box__echo"),
+            mcp_servers=[box],
+            bundles={"b": {"mcp_servers": ["box"]}},
+            agent={"bundles": ["b"]},
+        )
+        data["responses"][0]["tool_calls"][0]["arguments"] = {"text": "hi"}
+
+        _, replay = await run_scenario(data)
+
+        names = offered(replay)
+        assert {"box__echo", "box__pid", "box__fail"} <= set(names)
+        assert all(name.startswith("box__") for name in names)
+        assert {"c0": "hi"} == results(replay)
+
     async def test_a_real_server_pattern_that_matches_nothing_fails_the_run(self, run_scenario):
         """Judged once the server has listed its tools: bad input, before any provider call."""
         box = {"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}

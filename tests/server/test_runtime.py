@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from zeroclaw_obs.approval import AuditLog, Decision
+from zeroclaw_obs.errors import ConfigError
 from zeroclaw_obs.observability.observer import NoopObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.scenario import parse_scenario
@@ -300,3 +303,22 @@ class TestRiskProfile:
             info.value.message,
         )
         assert 0 == server.conversation_count
+
+
+TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
+
+
+class TestBundles:
+    async def test_a_pattern_no_tool_of_a_real_server_matches_stops_the_start(self):
+        """Judged once the server has listed its tools: `serve` does not start (exit 2)."""
+        data = {
+            **ANSWER,
+            "mcp_servers": [{"name": "box", "command": sys.executable, "args": [str(TOOLBOX)]}],
+            "bundles": {"b": {"tools": ["lookup", "box__nope"]}},
+            "agent": {"bundles": ["b"]},
+        }
+        server = runtime(data)
+
+        with pytest.raises(ConfigError, match=r"bundles.<key 1>.tools.1: matches no tool"):
+            await server.start()
+        await server.aclose()
