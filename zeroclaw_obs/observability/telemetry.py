@@ -43,9 +43,6 @@ from .traces.tracer_setup import (
 )
 from .traces.tracing import SpanObserver
 
-MCP_LOGGER = "zeroclaw_obs.mcp"
-"""The stdlib logger MCP servers' stderr lines and availability reports go to."""
-
 __all__ = [
     "MCP_LOGGER",
     "Telemetry",
@@ -77,10 +74,10 @@ class TelemetryOptions:
     console_spans: bool = False
     """Also print spans to stderr with the SDK's console exporter."""
     trace_tree: bool = True
+    """Collect the terminal trace tree (`Telemetry.tree`); off, no tree observer runs."""
     capture_messages: bool = False
     """Put redacted messages on `chat` spans (the config's `capture_message_content`); the
     environment's `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY` does too."""
-    """Collect the terminal trace tree (`Telemetry.tree`); off, no tree observer runs."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 

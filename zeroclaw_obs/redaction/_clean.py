@@ -74,7 +74,7 @@ class CleanTextCache:
         answered from memory): a string with a lone surrogate is never unchanged."""
         if self.is_clean(s):
             return True
-        if self._redact(s) == s and _LONE_SURROGATE.search(s) is None:
+        if self._redact(s) == s and (s.isascii() or _LONE_SURROGATE.search(s) is None):
             self._remember(s)
             return True
         return False
@@ -92,7 +92,7 @@ class CleanTextCache:
         """Keep `s` as clean: only ever a string the redactor returned unchanged, and never one
         holding a lone surrogate (the span steps must see it to escape it)."""
         size = len(s)
-        if size > self._max_length or _LONE_SURROGATE.search(s) is not None:
+        if size > self._max_length or (not s.isascii() and _LONE_SURROGATE.search(s)):
             return
         if len(self._young) >= self._max_entries or self._chars + size > self._max_chars:
             # The bound: two generations at most; new sets, never cleared in place, so a

@@ -55,6 +55,7 @@ __all__ = [
     "MAX_OPERATIONS",
     "AddEvent",
     "AddLink",
+    "CurrentSpan",
     "Operation",
     "PendingSpan",
     "RecordException",
@@ -379,6 +380,28 @@ class PendingSpan(Span):
     def _record(self, op: Operation) -> None:
         if self._open and len(self.ops) < MAX_OPERATIONS:
             self.ops.append(op)
+
+
+class CurrentSpan:
+    """`span` as the current span while the block runs: `trace.use_span` without its
+    exception handling (the engine's closing event records the outcome) and without its
+    generator (~1 µs instead of ~3.5 on every tool call).
+
+    Enter it once, in the task that runs the call; it restores the context it found.
+    """
+
+    __slots__ = ("_span", "_token")
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+        self._token: object | None = None
+
+    def __enter__(self) -> Span:
+        self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        return self._span
+
+    def __exit__(self, *exc: object) -> None:
+        otel_context.detach(self._token)  # type: ignore[arg-type]
 
 
 class RootEnd:

@@ -79,6 +79,21 @@ class DirectSpan:
         self.status = Status(StatusCode.UNSET)
 
     def set_all(self, attributes: Mapping[str, Any]) -> bool:
+        limits = self.limits
+        if (
+            not self.attributes
+            and limits.max_span_attribute_length is None
+            and (
+                limits.max_span_attributes is None or len(attributes) <= limits.max_span_attributes
+            )
+        ):
+            # The common first set, every key new: copied whole once every value is plain.
+            for key, value in attributes.items():
+                if type(value) not in _PLAIN or type(key) is not str or not key:
+                    break
+            else:
+                self.attributes = dict(attributes)
+                return True
         return all(self.set(key, value) for key, value in attributes.items())
 
     def set(self, key: str, value: Any) -> bool:

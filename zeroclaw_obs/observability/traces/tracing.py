@@ -71,6 +71,7 @@ from .attributes import (
 )
 from .deferred_spans import (
     AddEvent,
+    CurrentSpan,
     Operation,
     PendingSpan,
     RootEnd,
@@ -282,10 +283,7 @@ class SpanObserver:
         turn = self._open.turn(turn_id)
         if turn is None:
             return None
-        current = self._open.tool_span(turn, tool_call_id, newest=True) or turn.root
-        return trace.use_span(
-            current, end_on_exit=False, record_exception=False, set_status_on_exception=False
-        )
+        return CurrentSpan(self._open.tool_span(turn, tool_call_id, newest=True) or turn.root)
 
     # -- turn ------------------------------------------------------------------------------
 
