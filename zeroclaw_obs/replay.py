@@ -15,7 +15,7 @@ Tool assembly is wired here too: the registry carries the file's `ToolPolicy` (b
 profile) narrowed by the run's `allowed_tools`, the approval config is the risk profile's
 (`profile_approval`), a real MCP server no granted bundle can reach is never started, and a
 bundle pattern or an allow-list entry that matches nothing is bad input
-(`check_tool_patterns`: before the run for the tools the file and Python give, again
+(`assembly.check_tool_patterns`: before the run for the tools the file and Python give, again
 once real servers have listed theirs).
 """
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .approval import ApprovalManager, AuditLog, TerminalPrompter
+from .assembly import agent_tools, check_tool_patterns, reachable_real_servers
 from .config import build_redactor
 from .errors import BadInputError, ConfigError
 from .observability.observer import NoopObserver, Observer
@@ -39,18 +40,10 @@ from .receipts import ReceiptGenerator
 from .record import TurnRecorder
 from .redaction import Redactor
 from .scenario import Scenario, ScenarioProvider, ScenarioResponse
-from .tools.base import Provenance, Tool
-from .tools.deferred import ActivatedToolSet, ToolSearchTool
+from .tools.base import Tool
+from .tools.deferred import ActivatedToolSet
 from .tools.mcp import McpServer
-from .tools.python_tools import import_python_tools
-from .tools.registry import (
-    ToolPolicy,
-    ToolRegistry,
-    pattern_matches,
-    pattern_reaches_server,
-    profile_approval,
-)
-from .tools.scripted import ScriptedTool
+from .tools.registry import profile_approval
 from .turn.context import ResolvedAgentExecution, TurnState
 from .turn.events import TurnEventLog
 from .turn.hooks import Hooks
@@ -60,11 +53,8 @@ __all__ = [
     "Replay",
     "build_provider",
     "build_replay",
-    "check_tool_assembly",
-    "check_tool_patterns",
     "connected_mcp_servers",
     "resolve_api_key",
-    "unmatched_allowed",
 ]
 
 
@@ -207,7 +197,7 @@ def build_replay(
     approval_config = profile_approval(config.approval, policy.profile)
     if approval_config is not config.approval:
         config = config.model_copy(update={"approval": approval_config})
-    registry, servers = _agent_tools(scenario, policy, source=source, extra=extra_tools or [])
+    registry, servers = agent_tools(scenario, policy, source=source, extra=extra_tools or [])
     # Before the provider is built: a refused file must leave no client to close.
     check_tool_patterns(
         scenario,
@@ -216,7 +206,7 @@ def build_replay(
         source=source,
         allowed_tools=allowed_tools,
         allowed_tools_field=allowed_tools_field,
-        pending=_reachable_real_servers(scenario, policy),
+        pending=reachable_real_servers(scenario, policy),
     )
     if allowed_tools is not None:
         registry = registry.narrowed(allowed_tools)
@@ -265,175 +255,6 @@ def build_replay(
         allowed_tools=None if allowed_tools is None else tuple(allowed_tools),
         allowed_tools_field=allowed_tools_field,
     )
-
-
-def check_tool_assembly(
-    scenario: Scenario,
-    *,
-    source: str = "scenario",
-    allowed_tools: Sequence[str] | None = None,
-    allowed_tools_field: str = "allowed_tools",
-) -> None:
-    """What `build_replay` checks of the tool assembly, without building a runtime.
-
-    A command calls it before it touches any output file. Patterns that could match a real MCP
-    server's tools are judged when the server is connected (`Replay.run`, `serve`'s start).
-
-    Raises:
-        ConfigError: a Python tool cannot be imported, or a bundle pattern or an
-            `allowed_tools` entry matches nothing (`check_tool_patterns`).
-    """
-    policy = scenario.tool_policy()
-    registry, servers = _agent_tools(scenario, policy, source=source, extra=[])
-    check_tool_patterns(
-        scenario,
-        list(registry),
-        servers,
-        source=source,
-        allowed_tools=allowed_tools,
-        allowed_tools_field=allowed_tools_field,
-        pending=_reachable_real_servers(scenario, policy),
-    )
-
-
-def check_tool_patterns(
-    scenario: Scenario,
-    tools: Sequence[Tool],
-    servers: Sequence[McpServer],
-    *,
-    source: str = "scenario",
-    allowed_tools: Sequence[str] | None = None,
-    allowed_tools_field: str = "allowed_tools",
-    pending: Sequence[str] = (),
-) -> None:
-    """Refuse a granted bundle's pattern, or an entry of the run's narrowing, that matches
-    no tool (a typo would otherwise grant or keep nothing, silently).
-
-    A bundle pattern is matched against every tool of the file (the registry, every MCP
-    server's `server__tool` names, `tool_search` beside a deferred server); an allow-list
-    entry against the tools the agent may use before narrowing (`unmatched_allowed`).
-
-    Args:
-        scenario: the file.
-        tools: the registry's tools.
-        servers: the MCP servers connected so far.
-        source: the file's name, for the error line.
-        allowed_tools: the run's narrowing, or None.
-        allowed_tools_field: how the error names the narrowing (`--allow-tool`).
-        pending: real MCP servers not connected yet: patterns that could match one of
-            their tools are not judged now.
-
-    Raises:
-        ConfigError: `FILE: bundles.<key 2>.tools.0: matches no tool of this file`, or
-            `--allow-tool entry 2: matches no tool this agent may use`; names the place,
-            never the pattern or the bundle's name.
-    """
-    names = [t.name for t in tools] + [w.name for s in servers for w in s.wrappers()]
-    if any(s.deferred for s in scenario.mcp_servers):
-        names.append(ToolSearchTool.name)
-    keys = list(scenario.bundles)
-    for key in dict.fromkeys(scenario.agent.bundles or ()):
-        for index, pattern in enumerate(scenario.bundles[key].tools):
-            if _judged(pattern, pending) and not _matches_any(pattern, names):
-                raise ConfigError(
-                    f"{source}: bundles.<key {keys.index(key) + 1}>.tools.{index}: "
-                    "matches no tool of this file"
-                )
-    if allowed_tools is None:
-        return
-    index = unmatched_allowed(
-        scenario.tool_policy(), tools, servers, allowed_tools, pending=pending
-    )
-    if index is not None:
-        raise ConfigError(
-            f"{allowed_tools_field} entry {index + 1}: matches no tool this agent may use"
-        )
-
-
-def _agent_tools(
-    scenario: Scenario, policy: ToolPolicy, *, source: str, extra: Sequence[Tool]
-) -> tuple[ToolRegistry, list[McpServer]]:
-    """The file's registry (scripted, Python and `extra` tools, under `policy`) and its
-    scripted MCP servers.
-
-    Raises:
-        ConfigError: a Python tool cannot be imported.
-    """
-    registry = ToolRegistry(scope=scenario.agent.alias, policy=policy)
-    for spec in scenario.tools:
-        registry.register(ScriptedTool(spec))
-    python = import_python_tools(
-        scenario.python_tools, source=source, taken=[t.name for t in scenario.tools]
-    )
-    for tool in [*python, *extra]:
-        registry.register(tool)
-    # Real servers (stdio, streamable HTTP) join in `Replay.run`, which owns their connections.
-    servers = [
-        McpServer(
-            name=server.name,
-            tools=[ScriptedTool(t, provenance=Provenance.EXTENSION) for t in server.tools],
-            deferred=server.deferred,
-        )
-        for server in scenario.mcp_servers
-        if server.transport == "scripted"
-    ]
-    return registry, servers
-
-
-def unmatched_allowed(
-    policy: ToolPolicy,
-    tools: Sequence[Tool],
-    servers: Sequence[McpServer],
-    allowed: Sequence[str],
-    *,
-    pending: Sequence[str] = (),
-) -> int | None:
-    """The index of the first allow-list entry that matches no tool the agent may use.
-
-    "May use" is what `policy` admits before any narrowing: its bundles grant it and its risk
-    profile keeps it (`tool_search` counts when a deferred tool is admitted). An entry that
-    names only tools outside that set would narrow to nothing it names, so it is refused
-    rather than silently ignored; it could never add a tool either way.
-
-    Args:
-        policy: the agent's policy (its own narrowings are ignored).
-        tools: the registry's tools.
-        servers: the MCP servers connected so far.
-        allowed: the entries, names or patterns.
-        pending: real servers not connected yet; entries that could match their tools pass.
-    """
-    agent = ToolPolicy(bundles=policy.bundles, profile=policy.profile)
-    names = [t.name for t in tools if agent.admits(t)]
-    for server in servers:
-        admitted = [w.name for w in server.wrappers() if agent.admits(w)]
-        names.extend(admitted)
-        if server.deferred and admitted and ToolSearchTool.name not in names:
-            names.append(ToolSearchTool.name)
-    for index, pattern in enumerate(allowed):
-        if _judged(pattern, pending) and not _matches_any(pattern, names):
-            return index
-    return None
-
-
-def _matches_any(pattern: str, names: Sequence[str]) -> bool:
-    return any(pattern_matches(pattern, name) for name in names)
-
-
-def _judged(pattern: str, pending: Sequence[str]) -> bool:
-    """Whether `pattern` can be judged now: it could match no tool of a pending server (nor
-    `tool_search`, which a pending deferred server may bring)."""
-    if pending and pattern_matches(pattern, ToolSearchTool.name):
-        return False
-    return not any(pattern_reaches_server(pattern, server) for server in pending)
-
-
-def _reachable_real_servers(scenario: Scenario, policy: ToolPolicy) -> list[str]:
-    """The real (stdio, HTTP) servers the run connects: those a granted bundle can reach."""
-    return [
-        spec.name
-        for spec in scenario.mcp_servers
-        if spec.transport != "scripted" and policy.may_reach_server(spec.name)
-    ]
 
 
 def build_provider(
@@ -533,7 +354,7 @@ async def connected_mcp_servers(replay: Replay) -> AsyncIterator[list[McpServer]
             (one line naming the file, the entry and the problem, never its command or URL).
     """
     # A server no granted bundle can reach offers the agent nothing: it is never started.
-    reachable = set(_reachable_real_servers(replay.scenario, replay.execution.registry.policy))
+    reachable = set(reachable_real_servers(replay.scenario, replay.execution.registry.policy))
     real = [
         (index, spec)
         for index, spec in enumerate(replay.scenario.mcp_servers)

@@ -18,6 +18,7 @@ from .._output_files import write_atomically
 from .._signals import SignalGuard
 from .._terminal import printable
 from ..approval import AuditLog
+from ..assembly import check_tool_assembly
 from ..config import (
     build_redactor,
     load_config_file,
@@ -34,7 +35,7 @@ from ..observability.traces.tracer_setup import otlp_destination, otlp_requested
 from ..receipts import load_key_file
 from ..record import TurnRecorder
 from ..redaction import Redactor
-from ..replay import Replay, build_replay, check_tool_assembly, resolve_api_key
+from ..replay import Replay, build_replay, resolve_api_key
 from ..scenario import Scenario, ScenarioProvider, load_scenario, parse_scenario
 from ..tools.python_tools import import_python_tools
 from ..turn.context import CONVERSATION_ID

@@ -35,17 +35,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..approval import ApprovalManager, AuditLog, Backchannel
+from ..assembly import unmatched_allowed
 from ..config import ApprovalMode
 from ..errors import BadInputError
 from ..observability.observer import Observer
 from ..redaction import Redactor
-from ..replay import (
-    Replay,
-    build_provider,
-    build_replay,
-    connected_mcp_servers,
-    unmatched_allowed,
-)
+from ..replay import Replay, build_provider, build_replay, connected_mcp_servers
 from ..scenario import Scenario
 from ..tools.deferred import ActivatedToolSet
 from ..tools.registry import ToolRegistry
