@@ -156,15 +156,16 @@ def _ids(context: SpanContext) -> bytes:
 class OtlpProtoEncoder:
     """Writes `ExportTraceServiceRequest` bytes; keeps what repeats from one request to the next.
 
-    What it remembers — the encoded form of attribute keys and of `(key, value)` pairs whose
-    value is short or a number — is bounded (`_MAX_REMEMBERED` each, then forgotten whole) and
+    What it remembers — the encoded form of attribute keys, span names and of `(key, value)`
+    pairs whose value is a short string, an int or a bool, per attribute field — is bounded
+    (`_MAX_REMEMBERED` each, then forgotten whole) and
     holds only what it was given to encode. One encoder serves one exporter; `encode` may be
     called from several threads (a lost race recomputes an entry).
     """
 
     def __init__(self) -> None:
         self._keys: dict[str, bytes] = {}
-        self._pairs: dict[tuple[bytes, str, type, Any], bytes] = {}
+        self._pairs: dict[bytes, dict[tuple[Any, ...], bytes]] = {}
         self._names: dict[str, bytes] = {}
         self._trace_id = -1
         self._trace_field = b""
@@ -303,13 +304,21 @@ class OtlpProtoEncoder:
         """Each attribute as a `KeyValue` field with `tag`; the unencodable ones skipped."""
         if not attributes:
             return b""
-        pairs = self._pairs
+        pairs = self._pairs.get(tag)
+        if pairs is None or len(pairs) >= _MAX_REMEMBERED:
+            pairs = self._pairs[tag] = {}
         out = []
         for key, value in attributes.items():
             kind = type(value)
-            remembered = None
-            if kind in _REMEMBERED_TYPES and (kind is not str or len(value) <= _SMALL):
-                remembered = (tag, key, kind, value)
+            # The memory's keys: (key, value) for a short str, (key, type, value) for an int or
+            # a bool (True == 1: the type tells them apart). Floats are not kept (0.0 == -0.0).
+            remembered: tuple[Any, ...] | None = None
+            if kind is str:
+                if len(value) <= _SMALL:
+                    remembered = (key, value)
+            elif kind is int or kind is bool:
+                remembered = (key, kind, value)
+            if remembered is not None:
                 encoded = pairs.get(remembered)
                 if encoded is not None:
                     out.append(encoded)
@@ -330,8 +339,6 @@ class OtlpProtoEncoder:
             encoded = tag + _varint(len(pair)) + pair
             out.append(encoded)
             if remembered is not None:
-                if len(pairs) >= _MAX_REMEMBERED:
-                    pairs = self._pairs = {}
                 pairs[remembered] = encoded
         return b"".join(out)
 
@@ -344,11 +351,6 @@ class OtlpProtoEncoder:
                 self._keys = {}
             self._keys[key] = encoded
         return encoded
-
-
-_REMEMBERED_TYPES = frozenset({str, int, bool})
-"""Exact types whose `(key, type, value)` means one encoding. Not floats: 0.0 == -0.0, and
-their encodings differ."""
 
 
 def encode_otlp_proto(spans: Sequence[ReadableSpan]) -> bytes:
