@@ -31,6 +31,7 @@ from ._validators import is_code_reference, is_measurement, is_placeholder, is_p
 __all__ = ["SCHEME_WORDS", "is_credential_document", "is_sealed", "value_check"]
 
 SCHEME_WORDS = ("bearer", "basic", "token", "digest", "bot", "negotiate", "ntlm", "apikey")
+_SCHEMES = frozenset(SCHEME_WORDS)
 """Authorization schemes a value may start with; the scheme word alone is not a secret."""
 
 _BLOCK_SCALARS = frozenset(
@@ -90,7 +91,7 @@ def value_check(keys: Container[str], *, labels: bool = False) -> Check:
 def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
     """The refusals of `value_check`, each for a shape that holds no secret."""
     text, key = hit.text, hit.key
-    if value.lower() in SCHEME_WORDS:
+    if value.lower() in _SCHEMES:
         return True  # a scheme word alone: its token was already replaced
     if value[0] in "/~" and key is not None and key.lower().endswith("pwd"):
         return True  # $PWD / OLDPWD hold the working directory, not a password
@@ -105,11 +106,19 @@ def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
         return True  # `os.getenv(…)`, `settings.X`; a publishable key, a secret's ARN
     if labels and _is_labelled_assignment(hit, value):
         return True
-    if head.rstrip(" \t\"'").endswith(_TEMPLATE_OPENERS) and not _template_literal(hit, value):
+    if ("<" in head or "{" in head) and _template_reference(hit, head, value):
         return True  # `{{ env "DB_PASSWORD" }}`: the template reads the secret elsewhere
-    if "\n" in head.lstrip() and not _is_next_line_value(hit, value):
+    if "\n" in head and "\n" in head.lstrip() and not _is_next_line_value(hit, value):
         return True
     return is_sealed(hit.text, hit.match_start, value)
+
+
+def _template_reference(hit: Hit, head: str, value: str) -> bool:
+    """Whether a value sits in a template expression that is not just a quoted literal
+    (`{{ env "DB_PASSWORD" }}` reads the secret; `<%= 'pw' %>` prints it)."""
+    if not head.rstrip(" \t\"'").endswith(_TEMPLATE_OPENERS):
+        return False
+    return not _template_literal(hit, value)
 
 
 def _template_literal(hit: Hit, value: str) -> bool:

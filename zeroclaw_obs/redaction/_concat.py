@@ -21,8 +21,9 @@ from ._scanner import Candidate, View, compile_pattern
 __all__ = ["StringConcatRule"]
 
 _LITERAL = r"(?:\"[^\"\\\r\n]*\"|'[^'\\\r\n]*')"
-_JOINER = r"[ \t]*(?:\+|\.\.?|&)?[ \t]*(?:\\?\r?\n[ \t]*)?"
-"""What may stand between two pieces: spaces, one operator, and at most one line break."""
+_JOINER = r"(?:[ \t]*(?:\+|\.\.?|&)[ \t]*(?:\\?\r?\n[ \t]*)?|[ \t]*\\?\r?\n[ \t]*|[ \t]+)"
+"""What stands between two pieces: one operator, a line break, or both, or spaces; never
+nothing (`""` is an empty string, `'O''Brien'` an escaped quote)."""
 
 
 class StringConcatRule:
@@ -35,7 +36,7 @@ class StringConcatRule:
     reports = False
     """Its candidates carry the inner rules' ids; `string_concat` itself is never reported."""
     description = "secrets split over string literals that code joins, under their own ids"
-    trigger = r"[\"'][ \t]*(?:\+|\.\.?|&)?[ \t]*(?:\\?\r?\n[ \t]*)?[\"']"
+    trigger = rf"[\"']{_JOINER}[\"']"
     """Minimal on purpose: counted runs here multiply the gate's states on dense text."""
     pii = False
 

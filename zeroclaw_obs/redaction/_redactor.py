@@ -180,7 +180,7 @@ class Redactor:
     threads: build one per runtime and hand the same instance to every surface.
     """
 
-    __slots__ = ("_json", "_keys", "_scanner", "_walker")
+    __slots__ = ("_json", "_keys", "_quiet", "_scanner", "_walker")
 
     def __init__(self) -> None:
         """Compile the default rules, personal data included."""
@@ -279,6 +279,7 @@ class Redactor:
 
         self._walker = ValueWalker(self._texts, sensitive, allowed=allowed, pii=pii)
         self._json = JsonTextReader(sensitive, self._walker)
+        self._quiet = self._scanner.quiet()
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
@@ -294,6 +295,10 @@ class Redactor:
         Returns:
             The redacted text (`s` itself when nothing matched).
         """
+        # The common case first, in one call: plain ASCII that is its own shadow (no line
+        # continuation to fold, not a document the JSON step would read) and shuts the gate.
+        if s.isascii() and "\\" not in s and s[:1] not in ("{", "[") and self._quiet(s.encode()):
+            return s
         return self._text(s, None)
 
     def redact_text_report(self, s: str) -> tuple[str, dict[str, int]]:

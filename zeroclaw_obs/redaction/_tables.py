@@ -52,12 +52,16 @@ class PhoneColumnRule:
     rule_id = "phone_number"
     reports = True
     description = "phone numbers in table columns labelled as phones (CSV/TSV, SQL INSERT)"
-    trigger = rf"(?i:{_LABELS})(?:[ _-]?(?i:number|no))?[\"'`]?[ \t]*[,;\t|)\r\n]"
+    trigger = (
+        rf"(?i:{_LABELS})[A-Za-z_-]*[\"'`]?[ \t]*[,;\t|)]"
+        rf"|[,;\t|(][ \t]*[\"'`]?[A-Za-z_-]*(?i:{_LABELS})"
+    )
+    """A label beside a delimiter: a column name, not a word in prose."""
     pii = True
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
-        self._header = compile_pattern(rf"(?im)^[^\r\n]*(?:{_LABELS})[^\r\n]*$")
+        self._header = compile_pattern(rf"(?m)^[^\r\n]*(?:{self.trigger})[^\r\n]*$")
         self._insert = compile_pattern(
             r"(?i)insert[ \t]+into[ \t]+[^\s(]{1,128}[ \t]*\(([^()\r\n]{1,1000})\)"
             r"[ \t\r\n]*values[ \t\r\n]*"
@@ -71,13 +75,14 @@ class PhoneColumnRule:
             if start < done:
                 continue  # a row of a table already read
             done = self._rows(text, start, end, found)
+        if "insert" not in text and "INSERT" not in text and "Insert" not in text:
+            return found
         done = 0
         for spans in view.matches(self._insert):
             if spans[0][0] < done:
                 continue
-            names = _split(text, spans[1][0], spans[1][1], ",")
-            columns = [fold_key(text[a:b].strip(' \t`"[]')) for a, b in names]
-            wanted = {i for i, name in enumerate(columns) if _is_label(name)}
+            columns = list(_split(text, spans[1][0], spans[1][1], ","))
+            wanted = {i for i, (a, b) in enumerate(columns) if _is_label(text[a:b])}
             done = spans[0][1]
             if wanted:
                 done = self._tuples(text, done, len(columns), wanted, found)
@@ -90,7 +95,7 @@ class PhoneColumnRule:
         if header.count(delimiter) == 0:
             return end
         names = [text[a:b] for a, b in _split(text, start, start + len(header), delimiter)]
-        wanted = {i for i, name in enumerate(names) if _is_label(fold_key(name.strip(" \t\"'`")))}
+        wanted = {i for i, name in enumerate(names) if _is_label(name)}
         if not wanted:
             return end
         at = end + 1
@@ -130,27 +135,38 @@ class PhoneColumnRule:
 
 
 def _is_label(name: str) -> bool:
-    return bool(name) and not _PHONE_WORDS.isdisjoint(name.split("_"))
+    """Whether a raw column name is short and names a phone (`phone`, `work_phone`, `Tel`)."""
+    name = name.strip(" \t\"'`[]")
+    if not name or len(name) > _NAME_LIMIT:
+        return False  # a longer field in a header-like line is prose
+    low = name.lower()
+    if not any(word in low for word in _PHONE_WORDS):
+        return False
+    return not _PHONE_WORDS.isdisjoint(fold_key(name).split("_"))
+
+
+_NAME_LIMIT = 48
 
 
 def _split(text: str, start: int, end: int, delimiter: str) -> Iterator[tuple[int, int]]:
-    """The spans of the fields of `text[start:end]`, honouring double and single quotes."""
-    at, field, quote, blank = start, start, "", True
-    while at < end:
-        ch = text[at]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'" and blank:
-            quote = ch  # a quote that opens the field (after spaces)
-        elif ch == delimiter:
-            yield field, at
-            field, blank = at + 1, True
-            at += 1
-            continue
-        blank = blank and ch in " \t"
-        at += 1
-    yield field, end
+    """The spans of the fields of `text[start:end]`, honouring double and single quotes that
+    open a field."""
+    field = start
+    while True:
+        stop = text.find(delimiter, field, end)
+        stop = end if stop < 0 else stop
+        opening = field
+        while opening < stop and text[opening] in " \t":
+            opening += 1
+        quote = text[opening] if opening < end and text[opening] in "\"'" else ""
+        if quote:  # a quoted field runs to its closing quote, delimiters inside included
+            close = text.find(quote, opening + 1, end)
+            stop = end if close < 0 else text.find(delimiter, close, end)
+            stop = end if stop < 0 else stop
+        yield field, stop
+        if stop >= end:
+            return
+        field = stop + 1
 
 
 def _unquoted(text: str, start: int, end: int, quotes: str = "\"'") -> tuple[int, int]:
