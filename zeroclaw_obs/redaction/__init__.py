@@ -7,10 +7,11 @@ pattern is linear in its input (see `_scanner.py` for why and how).
 
 from __future__ import annotations
 
+from ._chain import DEFAULT_RULE_IDS, RULES, RedactionConfigError
 from ._clean import CleanTextCache
 from ._flat import FlatRecordRedactor
 from ._keys import DEFAULT_SENSITIVE_KEYS
-from ._redactor import DEFAULT_RULE_IDS, RULES, RedactionConfigError, Redactor
+from ._redactor import Redactor
 from ._structured import MAX_DEPTH, SENSITIVE_KEY_RULE_ID
 
 __all__ = [

@@ -24,151 +24,38 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
 import re2
 
-from ._concat import StringConcatRule
-from ._cookies import CookieHeaderRule
-from ._encoded import EncodedSecretRule, PercentEncodedRule
-from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
-from ._manifests import KubernetesSecretRule
+from ._chain import (
+    FORMATS,
+    RedactionConfigError,
+    build_chain,
+    check_allow_values,
+    compile_allow_patterns,
+    extra_specs,
+    reason,
+    reported_ids,
+)
+from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys
 from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
-from ._pii import pii_specs
-from ._providers import provider_specs
-from ._rules import (
-    context_specs,
-    credential_file_specs,
-    generic_spec,
-    prose_specs,
-    sql_specs,
-    token_specs,
-)
-from ._scanner import (
-    Candidate,
-    HeadValueRule,
-    PatternRule,
-    Rule,
-    Scanner,
-    Spec,
-    compile_pattern,
-)
-from ._structured import (
-    MAX_DEPTH,
-    MAX_DEPTH_RULE_ID,
-    SENSITIVE_KEY_RULE_ID,
-    JsonTextReader,
-    ValueWalker,
-    marker,
-)
-from ._tables import PhoneColumnRule
-from ._wrapped import WrappedTokenRule
+from ._scanner import Candidate, Scanner, Spec
+from ._settled import apart
+from ._structured import JsonTextReader, ValueWalker, marker
 
-__all__ = ["DEFAULT_RULE_IDS", "RULES", "RedactionConfigError", "Redactor"]
+__all__ = ["Redactor"]
 
-_RULE_ID = compile_pattern(r"[a-z][a-z0-9_]{0,63}")
 # Exactly one receipt or one marker (linear: a bounded, anchored pattern on Python `re`).
 _WHOLE_PROTECTED = re.compile(
     r"zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}|\[REDACTED:[a-z0-9_]{1,64}\]"
 )
 _MAX_PASSES = 4
 """Rescans of a redacted text at most (`Redactor._until_stable`); one is almost always enough."""
-_APART = frozenset("\t\r\n\f\v\0\"'`,;&|<>[]{}!")
-"""Characters that keep a replaced span apart from its neighbours: no rule reads a run of
-token characters across them, so a marker there changes no other rule's decision."""
-_PHONE_RUN = frozenset(" ()")
-"""Apart unless a digit-like run goes on past them: a phone number's run crosses them."""
-_PHONE_CHARS = frozenset("0123456789 ().-+")
-_GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=.~-")
-"""The characters of `generic_secret`'s value run, which crosses `=`."""
-_ESCAPED = frozenset("nrt\"'")
-"""What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
 _JOIN = "\n\0\n"
 """Joins a structure's strings for one scan; no rule matches across it (see `_texts`)."""
-
-
-class RedactionConfigError(ValueError):
-    """Raised by `Redactor.from_config` when a rule, allowlist entry or key is invalid.
-
-    A plain `ValueError` subclass so this package stays a leaf that imports nothing of ours;
-    `config.py` turns it into a `ConfigError` naming the file.
-    """
-
-
-def _chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -> list[Rule]:
-    """The text rules in chain order; a rule's index is its priority (lower wins a tie).
-
-    The order is the behaviour, most specific first, so the name on a marker is the most
-    informative one that fits:
-    1. provider token formats (`token_specs`, then `provider_specs`: the long tail of
-       prefixed tokens and webhook URLs): a known prefix or shape names itself;
-    2. the operator's extra rules: they know their own formats best after the providers;
-    3. context rules (`bearer`, `basic_auth`, `url_credentials`, `sql_password`,
-       `credential_file`, `kubernetes_secret`, cookie headers): a secret known by the scheme,
-       URL, statement or file syntax around it;
-    4. `key_value`: any value after a sensitive key, whatever it looks like;
-    5. `generic_secret`, then `prose_secret`: a random-looking token after a credential
-       word, a credential-shaped value after `my password is`; the last resort among
-       secrets because they judge by shape alone;
-    6. encodings (`encoded_secret`, then URL-encoded text under the inner rules' ids): they
-       rescan decoded text with this same chain, so they come after the plain rules;
-    7. personal data (`pii_specs`), last: a value that is both (a password that is an e-mail
-       address) is reported as the secret.
-    """
-    rules: list[Rule] = []
-    formats = [*token_specs(), *provider_specs(), *extra]
-    for spec in [*formats, *context_specs(), *sql_specs(), *credential_file_specs()]:
-        rules.append(PatternRule(spec, len(rules)))
-    rules.append(KubernetesSecretRule(len(rules)))
-    rules.append(CookieHeaderRule(len(rules)))
-    for spec in key_value_specs(sensitive):
-        rules.append((HeadValueRule if spec.values else PatternRule)(spec, len(rules)))
-    rules.append(PatternRule(generic_spec(), len(rules)))
-    for spec in prose_specs():
-        rules.append(PatternRule(spec, len(rules)))
-    rules.append(EncodedSecretRule(len(rules)))
-    rules.append(PercentEncodedRule(len(rules)))
-    rules.append(WrappedTokenRule(len(rules)))
-    rules.append(StringConcatRule(len(rules)))
-    if pii:
-        rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
-        rules.append(PhoneColumnRule(len(rules)))
-    return rules
-
-
-def _reported(rules: Sequence[Rule]) -> tuple[str, ...]:
-    """The ids a report can hold, in chain order, without repeats."""
-    return tuple(dict.fromkeys(rule.rule_id for rule in rules if rule.reports))
-
-
-def _describe(rules: Sequence[Rule]) -> dict[str, str]:
-    described = {rule.rule_id: rule.description for rule in reversed(rules) if rule.reports}
-    described = {rule_id: described[rule_id] for rule_id in _reported(rules)}
-    described["key_value"] = (
-        "values after sensitive keys in text: key=value, key: value, JSON, headers, "
-        "--flags, -pPASSWORD, name/value pairs, XML elements"
-    )
-    described[SENSITIVE_KEY_RULE_ID] = (
-        "values under a sensitive key in structured data (password, token, api_key, …)"
-    )
-    described[MAX_DEPTH_RULE_ID] = f"containers nested deeper than {MAX_DEPTH} levels"
-    return described
-
-
-_FORMATS = len(token_specs()) + len(provider_specs())
-"""How many rules of the chain know a secret by its own format, before the operator's."""
-
-_DEFAULT_CHAIN = _chain(SensitiveKeys(DEFAULT_SENSITIVE_KEYS), (), pii=True)
-
-DEFAULT_RULE_IDS: tuple[str, ...] = _reported(_DEFAULT_CHAIN)
-"""Every default text rule id, in chain order (the personal-data ones only with `pii`)."""
-
-RULES: Mapping[str, str] = _describe(_DEFAULT_CHAIN)
-"""A one-line description of every rule id a report can hold, for docs and the scanner."""
-
-del _DEFAULT_CHAIN
 
 
 class Redactor:
@@ -230,9 +117,9 @@ class Redactor:
         """
         if not isinstance(pii, bool):
             raise RedactionConfigError("pii: must be true or false")
-        extra = _extra_specs(extra_rules or {})
-        values = _allow_values(allow or [])
-        patterns = _allow_patterns(allow_patterns or [])
+        extra = extra_specs(extra_rules or {})
+        values = check_allow_values(allow or [])
+        patterns = compile_allow_patterns(allow_patterns or [])
         names = set(DEFAULT_SENSITIVE_KEYS)
         for i, key in enumerate(extra_sensitive_keys or []):
             folded = fold_key(key) if isinstance(key, str) else ""
@@ -250,7 +137,7 @@ class Redactor:
             )
         except re2.error as exc:  # a pattern RE2 parses but cannot combine into the gate
             raise RedactionConfigError(
-                f"extra_rules: the patterns cannot be compiled together: {_reason(exc)}"
+                f"extra_rules: the patterns cannot be compiled together: {reason(exc)}"
             ) from exc
         return redactor
 
@@ -265,10 +152,10 @@ class Redactor:
     ) -> None:
         self._keys = sensitive
         self._scanner = Scanner(
-            _chain(sensitive, extra, pii=pii),
+            build_chain(sensitive, extra, pii=pii),
             allow=allow,
             allow_patterns=allow_patterns,
-            clip_below=_FORMATS + len(extra),  # the formats, as `_chain` orders them
+            clip_below=FORMATS + len(extra),  # the formats, as `build_chain` orders them
         )
 
         def allowed(value: str) -> bool:
@@ -284,7 +171,7 @@ class Redactor:
     @property
     def rule_ids(self) -> tuple[str, ...]:
         """The ids of the text rules this redactor runs, in chain order, without repeats."""
-        return _reported(self._scanner.rules)
+        return reported_ids(self._scanner.rules)
 
     def redact_text(self, s: str) -> str:
         """Replace every secret in `s` by its marker.
@@ -388,7 +275,7 @@ class Redactor:
                 text,
                 _splice(Folded(text, text, []), spans, counts),
                 counts,
-                settled=_apart(joined, [(s + starts[k], e + starts[k]) for s, e, _, _ in spans]),
+                settled=apart(joined, [(s + starts[k], e + starts[k]) for s, e, _, _ in spans]),
             )
         return out
 
@@ -411,7 +298,7 @@ class Redactor:
         the cases we thought of. Clean text (the common case) costs nothing: `out is text`.
 
         `settled` skips the rescan when every replaced span sat apart from its neighbours
-        (`_apart`): the rescan of a secret-dense text found nothing new in every case
+        (`apart`): the rescan of a secret-dense text found nothing new in every case
         measured, and cost a third of its time.
         """
         passes = 0
@@ -421,7 +308,7 @@ class Redactor:
         return out
 
     def _text_once(self, text: str, counts: dict[str, int] | None) -> tuple[str, bool]:
-        """One pass of the text chain, and whether its replacements are settled (`_apart`)."""
+        """One pass of the text chain, and whether its replacements are settled (`apart`)."""
         if not text:
             return text, True
         if text[0] in "z[" and _WHOLE_PROTECTED.fullmatch(text):
@@ -436,75 +323,12 @@ class Redactor:
             found = self._scanner.scan(text)
             if not found:
                 return text, True
-            return _splice(Folded(text, text, []), found, counts), _apart(text, found)
+            return _splice(Folded(text, text, []), found, counts), apart(text, found)
         folded = fold(text)
         found = self._scanner.scan(folded.shadow)
         if not found:
             return text, True
-        return _splice(folded, found, counts), _apart(folded.shadow, found)
-
-
-def _apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
-    """Whether every span of `shadow` (the text the rules matched) has a character of
-    `_APART`, or the text's edge, on both sides: then replacing it cannot change what
-    another rule decides, and the rescan of `Redactor._until_stable` is not needed.
-
-    Rules read their context through runs of token characters (a greedy run into a
-    neighbour, a check of the character after a match); a whitespace, quote or delimiter
-    ends every such run, and so does a JSON escape of one (`\\n`, `\\"`: `LEAD`).
-    """
-    size = len(shadow)
-    for span in spans:
-        start, end = span[0], span[1]
-        if start > 0 and not _apart_before(shadow, start):
-            return False
-        if end < size and not _apart_after(shadow, end):
-            return False
-    return True
-
-
-def _apart_before(text: str, start: int) -> bool:
-    before = text[start - 1]
-    if before in _APART:
-        return True
-    if before in _PHONE_RUN:
-        return start < 2 or text[start - 2] not in _PHONE_CHARS
-    if before == "=":
-        # `password=…`: a run of `generic_secret` (20 characters at least) could only have
-        # come from the left across the `=`; a short word there cannot make one.
-        run, at = 0, start - 2
-        while at >= 0 and text[at] in _GENERIC_RUN and run < 19:
-            run += 1
-            at -= 1
-        return run < 19
-    return _escaped_before(text, start)
-
-
-def _apart_after(text: str, end: int) -> bool:
-    after = text[end]
-    if after in _APART or after == "=":  # a run from the left would have to cross the span
-        return True
-    if after in _PHONE_RUN:
-        return text[end + 1 : end + 2] not in _PHONE_CHARS or end + 1 == len(text)
-    return _escape_at(text, end)
-
-
-def _escape_at(text: str, at: int) -> bool:
-    """Whether `text[at:]` starts with a JSON escape of a separator (`\\n`, `\\"`…)."""
-    return text[at] == "\\" and text[at + 1 : at + 2] in _ESCAPED and text[at - 1] != "\\"
-
-
-def _escaped_before(text: str, at: int) -> bool:
-    """Whether `text[:at]` ends with a JSON escape of a separator, its backslash unescaped."""
-    if at < 2 or text[at - 1] not in _ESCAPED or text[at - 2] != "\\":
-        return False
-    slashes, last = 0, at - 2
-    while last >= 0 and text[last] == "\\":
-        slashes += 1
-        last -= 1
-        if slashes > 16:
-            return False  # a long run of backslashes: let the rescan decide (and stay linear)
-    return slashes % 2 == 1
+        return _splice(folded, found, counts), apart(folded.shadow, found)
 
 
 def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | None) -> str:
@@ -521,67 +345,3 @@ def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | Non
             counts[rule_id] = counts.get(rule_id, 0) + 1
     pieces.append(text[last:])
     return "".join(pieces)
-
-
-def _extra_specs(extra_rules: Mapping[str, str]) -> list[Spec]:
-    """Validate and compile the operator's rules (RE2), each named by its id in errors."""
-    if not isinstance(extra_rules, Mapping):
-        raise RedactionConfigError("extra_rules: must map rule ids to patterns")
-    reserved = {*RULES, "url_encoded"}
-    specs = []
-    for n, (rule_id, pattern) in enumerate(extra_rules.items(), start=1):
-        # A wrong id is named by its place, never echoed: it may be anything, a secret too.
-        if not isinstance(rule_id, str) or _RULE_ID.fullmatch(rule_id) is None:
-            raise RedactionConfigError(
-                f"extra_rules entry {n}: rule id must be snake_case (a-z, 0-9, _; 1-64 chars)"
-            )
-        if rule_id in reserved:
-            raise RedactionConfigError(f"extra_rules entry {n}: rule id is already a default rule")
-        where = f"extra_rules.{rule_id}"
-        if not isinstance(pattern, str):
-            raise RedactionConfigError(f"{where}: pattern must be a string")
-        try:
-            regex = compile_pattern(pattern)
-        except re2.error as exc:
-            raise RedactionConfigError(
-                f"{where}: invalid regex (RE2 syntax: no lookaround or backreferences): "
-                f"{_reason(exc)}"
-            ) from exc
-        if regex.fullmatch("") is not None:
-            raise RedactionConfigError(f"{where}: pattern matches empty text")
-        secret = regex.groupindex.get("secret", 0)
-        specs.append(Spec(rule_id, "operator rule", pattern, pattern, secret=(secret,)))
-    return specs
-
-
-def _allow_values(allow: Sequence[str]) -> frozenset[str]:
-    for i, value in enumerate(allow):
-        if not isinstance(value, str) or not value.strip():
-            raise RedactionConfigError(f"allow.{i}: must be a non-blank string")
-    return frozenset(allow)
-
-
-def _allow_patterns(patterns: Sequence[str]) -> tuple[Any, ...]:
-    compiled = []
-    for i, pattern in enumerate(patterns):
-        if not isinstance(pattern, str) or not pattern:
-            raise RedactionConfigError(f"allow_patterns.{i}: must be a non-blank string")
-        try:
-            compiled.append(compile_pattern(pattern))
-        except re2.error as exc:
-            raise RedactionConfigError(
-                f"allow_patterns.{i}: invalid regex (RE2 syntax): {_reason(exc)}"
-            ) from exc
-    return tuple(compiled)
-
-
-def _reason(exc: Exception) -> str:
-    """RE2's complaint without the pattern piece it quotes (`missing ): (unclosed` → `missing )`).
-
-    RE2 ends its messages with the offending part of the pattern after `: `; a pattern may
-    hold a secret (an operator's rule written around a real key), so only the kind is kept.
-    """
-    reason = exc.args[0] if exc.args else ""
-    text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
-    kind = text.partition(": ")[0].strip()
-    return kind if kind and kind.isprintable() and len(kind) <= 60 else "not valid RE2"

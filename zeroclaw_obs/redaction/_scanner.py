@@ -14,7 +14,7 @@ groups need a slower engine over the whole match. Rules whose matches can be lon
 blocks, base64, tokens) therefore replace the whole match (group 0) and check the character
 before it in Python (`Spec.not_after`) instead of consuming it in a group; and rules whose
 secret follows a key (`key_value`) match a short head with groups, then the value without
-(`HeadValueRule`).
+(`HeadValueRule`). Those two rule kinds live in `_patterns.py`.
 
 Linearity also needs care *across* matches: `finditer` restarts the search after each match,
 so a pattern whose automaton reads far beyond where its match ends (an unbounded `.*?END`
@@ -32,7 +32,7 @@ How a text is scanned (`Scanner.scan`):
    before the rules run (so the words in a marker are no rule's context), candidates that
    touch them are dropped, and so are candidates whose text is allowlisted: redacting twice
    changes nothing.
-4. resolve — overlapping candidates are settled (see `resolve`).
+4. resolve — overlapping candidates are settled (see `_resolve.py`).
 
 Risky parts: `re2.Set` uses only the DFA and would report nothing if the DFA ran out of
 memory (it does not give up when merely slow, as a single regexp may); its triggers are kept
@@ -50,14 +50,14 @@ from typing import Any, NamedTuple, Protocol
 import re2
 
 from ._normalize import utf8_safe
+from ._resolve import Candidate, resolve
 
 __all__ = [
+    "LEAD",
     "LOOK_INSIDE",
     "Candidate",
     "Check",
-    "HeadValueRule",
     "Hit",
-    "PatternRule",
     "Rule",
     "Scanner",
     "Spec",
@@ -66,17 +66,11 @@ __all__ = [
     "resolve",
 ]
 
-Candidate = tuple[int, int, int, str]
-"""`(start, end, priority, rule_id)` in offsets of the scanned text; lower priority wins."""
-
 _MARKER_OR_RECEIPT = r"\[REDACTED:[a-z0-9_]{1,64}\]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}"
 _MARKER_TRIGGER = r"\[REDACTED:|zc-receipt-"
 LEAD = r"(?:^|[^A-Za-z0-9]|\\[nrt])"
 """What may come right before a token (`Spec.lead`): the text's start, any character but a
 letter or digit, or a JSON escape (`\\n`, `\\r`, `\\t`), so `"…\\nghp_…"` holds a token."""
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_CLUSTER_LIMIT = 64
-"""More mutually overlapping candidates than this are merged whole (keeps resolve linear)."""
 
 
 def _options() -> re2.Options:
@@ -273,128 +267,6 @@ class Rule(Protocol):
     def find(self, view: View) -> list[Candidate]: ...
 
 
-class PatternRule:
-    """A rule made of one RE2 pattern, the groups that hold the secret, and a check."""
-
-    __slots__ = ("_bare", "_check", "_key", "_lead", "_not_after", "_regex", "_secret")
-    __slots__ += ("description",)
-    __slots__ += ("pii", "priority", "rule_id", "trigger")
-    reports = True
-
-    def __init__(self, spec: Spec, priority: int) -> None:
-        self.rule_id = spec.rule_id
-        self.description = spec.description
-        self.trigger = spec.trigger
-        self.pii = spec.pii
-        self.priority = priority
-        self._regex = compile_pattern(spec.pattern)
-        self._secret = spec.secret
-        self._key = spec.key
-        self._check = spec.check
-        self._not_after = frozenset(spec.not_after)
-        self._lead = spec.lead
-        self._bare = compile_pattern(spec.pattern[len(LEAD) :]) if spec.lead else None
-
-    def find(self, view: View) -> list[Candidate]:
-        """Candidates for every match whose check accepts it."""
-        found: list[Candidate] = []
-        text, check, key_groups, claimed = view.text, self._check, self._key, view.claimed
-        for spans in view.matches(self._regex):
-            for group in self._secret:
-                start, end = spans[group]
-                if start >= 0:
-                    break
-            else:
-                continue
-            if self._lead and start < end and text[start] not in _ALNUM:
-                start = self._skip_lead(text, start, end)
-            if start == end or (start and text[start - 1] in self._not_after):
-                continue
-            if (start, end) in claimed:
-                continue  # an earlier rule owns exactly this span and would win anyway
-            if check is not None:
-                key = None
-                for group in key_groups:
-                    if spans[group][0] >= 0:
-                        key = text[spans[group][0] : spans[group][1]]
-                        break
-                span = check(Hit(text, start, end, spans[0][0], spans[0][1], key))
-                if span is None or span is LOOK_INSIDE:
-                    continue
-                start, end = span
-            found.append((start, end, self.priority, self.rule_id))
-            claimed.add((start, end))
-        return found
-
-    def _skip_lead(self, text: str, start: int, end: int) -> int:
-        """Where the token starts in a match that starts with its boundary (`LEAD`).
-
-        One character, or two for a JSON escape: `\\nghp_…` is an escaped newline and a
-        token, but `\\npm_…` is a backslash and an npm token; the token (with no boundary)
-        must match the rest whole, which only one of the two readings does.
-        """
-        if text[start] == "\\" and text[start + 1 : start + 2] in ("n", "r", "t"):
-            rest = utf8_safe(text[start + 1 : end])
-            if self._bare is None or self._bare.fullmatch(rest) is None:
-                return start + 2
-        return start + 1
-
-
-class HeadValueRule(PatternRule):
-    """A rule matched in two phases: a short head with groups, then a group-free value.
-
-    For values that can be long (a quoted PEM under `"private_key":`): capture groups over a
-    long match cost RE2 its DFA, so only the head (`key`, separator, opening quote) has
-    groups, and the value's extent is a second, anchored, group-free match. The search goes
-    on after the value, as `finditer` would after a whole match.
-    """
-
-    __slots__ = ("_opening", "_values")
-
-    def __init__(self, spec: Spec, priority: int) -> None:
-        super().__init__(spec, priority)
-        self._opening = spec.secret[0]
-        self._values = {kind: compile_pattern(p) for kind, p in (spec.values or {}).items()}
-
-    def find(self, view: View) -> list[Candidate]:
-        """Candidates for every head whose value the check accepts."""
-        found: list[Candidate] = []
-        text, data, check, claimed = view.text, view.data, self._check, view.claimed
-        to_char = view.to_chars()
-        pos = inside = 0  # `inside`: the end of a value being read inside (`LOOK_INSIDE`)
-        while (spans := view.search(self._regex, pos)) is not None:
-            head_start, head_end = spans[0]
-            opening = data[spans[self._opening][0] : spans[self._opening][1]]
-            kind = "\\" if opening.startswith(b"\\") else opening.decode()
-            end = view.match_end(self._values[kind], head_end)
-            pos = max(end, head_end)  # a head is never empty, so this always moves on
-            if end <= head_end:
-                continue
-            match_start = to_char(head_start)
-            key = None
-            for group in self._key:
-                if spans[group][0] >= 0:
-                    key = text[to_char(spans[group][0]) : to_char(spans[group][1])]
-                    break
-            start, stop = to_char(head_end), to_char(end)
-            if (start, stop) in claimed:
-                continue
-            if check is not None:
-                span = check(Hit(text, start, stop, match_start, stop, key))
-                if span is LOOK_INSIDE:
-                    if head_end >= inside:
-                        pos, inside = head_end, end
-                    continue
-                if span is None:
-                    continue
-                if span[1] > stop:  # the check took more (a YAML block): search on after it
-                    pos = end + len(text[stop : span[1]].encode())
-                start, stop = span
-            found.append((start, stop, self.priority, self.rule_id))
-            claimed.add((start, stop))
-        return found
-
-
 class Scanner:
     """Runs a chain of rules over a text and returns the resolved spans to replace.
 
@@ -561,71 +433,3 @@ def _overlaps_any(candidate: Candidate, spans: list[tuple[int, int]]) -> bool:
         else:
             hi = mid
     return lo < len(spans) and spans[lo][0] < end
-
-
-def resolve(found: list[Candidate], *, clip_below: int = 0) -> list[Candidate]:
-    """Settle overlapping candidates into disjoint spans, in text order.
-
-    Within a group of overlapping candidates, rules are taken in chain order (most specific
-    first) and each claims its span unless it overlaps one already claimed. A candidate that
-    strictly contains every claimed span it overlaps replaces them: a quoted password that
-    holds a GitHub token is replaced whole, not just the token. A candidate of a rule that
-    knows a secret by its own format (priority below `clip_below`) that only partly overlaps
-    claimed spans keeps its parts outside them: an unclosed PEM body that ran into the `ghp`
-    of a token on the next line must not leave the token's rest. Any other candidate that
-    only partly overlaps is dropped: it judged by context, and its context is taken (an
-    e-mail look-alike `pass@host.tld` inside `scheme://user:pass@host.tld` loses to
-    `url_credentials`, and the host stays). Groups larger than
-    `_CLUSTER_LIMIT` are merged into one span named by their most specific rule, which keeps
-    this linear on adversarial input and still hides everything any rule wanted hidden.
-    """
-    if len(found) == 1:
-        return found
-    found.sort(key=lambda c: (c[0], -c[1], c[2]))
-    resolved: list[Candidate] = []
-    cluster: list[Candidate] = []
-    cluster_end = -1
-    for candidate in found:
-        if candidate[0] >= cluster_end and cluster:
-            resolved.extend(_settle(cluster, clip_below))
-            cluster = []
-        cluster.append(candidate)
-        cluster_end = max(cluster_end, candidate[1]) if len(cluster) > 1 else candidate[1]
-    resolved.extend(_settle(cluster, clip_below))
-    return resolved
-
-
-def _settle(cluster: list[Candidate], clip_below: int) -> list[Candidate]:
-    if len(cluster) == 1:
-        return cluster
-    if len(cluster) > _CLUSTER_LIMIT:
-        best = min(cluster, key=lambda c: c[2])
-        return [(cluster[0][0], max(c[1] for c in cluster), best[2], best[3])]
-    claimed: list[Candidate] = []
-    for candidate in sorted(cluster, key=lambda c: (c[2], c[0])):
-        start, end = candidate[0], candidate[1]
-        overlapping = [c for c in claimed if c[0] < end and start < c[1]]
-        if not overlapping:
-            claimed.append(candidate)
-        elif all(
-            start <= c[0] and c[1] <= end and (start, end) != (c[0], c[1]) for c in overlapping
-        ):
-            claimed = [c for c in claimed if c not in overlapping]
-            claimed.append(candidate)
-        elif candidate[2] < clip_below:
-            claimed.extend(_outside(candidate, overlapping))
-    claimed.sort()
-    return claimed
-
-
-def _outside(candidate: Candidate, claimed: list[Candidate]) -> list[Candidate]:
-    """The parts of `candidate` that no claimed span covers, under its own rule."""
-    start, end, priority, rule_id = candidate
-    parts: list[Candidate] = []
-    for c in sorted(claimed):
-        if start < c[0]:
-            parts.append((start, min(c[0], end), priority, rule_id))
-        start = max(start, c[1])
-    if start < end:
-        parts.append((start, end, priority, rule_id))
-    return parts

@@ -1,0 +1,91 @@
+"""Whether a redacted text needs another look: the idempotency machinery's shortcut.
+
+`Redactor._until_stable` scans a redacted text again until nothing more matches, because a
+rule's decision can hang on text another rule replaced. That rescan costs a whole pass, and
+on secret-dense text it almost never finds anything: `apart` tells when it cannot, because
+every replaced span sits between characters that end every run a rule reads.
+
+Risky part: a wrong "apart" skips a rescan that would have found something, and redaction
+would no longer be idempotent. Every shortcut here is conservative, and the property tests
+(`test_properties.py`) and the per-family idempotency test check the whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["apart"]
+
+_APART = frozenset("\t\r\n\f\v\0\"'`,;&|<>[]{}!")
+"""Characters that keep a replaced span apart from its neighbours: no rule reads a run of
+token characters across them, so a marker there changes no other rule's decision."""
+_PHONE_RUN = frozenset(" ()")
+"""Apart unless a digit-like run goes on past them: a phone number's run crosses them."""
+_PHONE_CHARS = frozenset("0123456789 ().-+")
+_GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=.~-")
+"""The characters of `generic_secret`'s value run, which crosses `=`."""
+_ESCAPED = frozenset("nrt\"'")
+"""What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
+
+
+def apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
+    """Whether every span of `shadow` (the text the rules matched) has a character of
+    `_APART`, or the text's edge, on both sides: then replacing it cannot change what
+    another rule decides, and the rescan of `Redactor._until_stable` is not needed.
+
+    Rules read their context through runs of token characters (a greedy run into a
+    neighbour, a check of the character after a match); a whitespace, quote or delimiter
+    ends every such run, and so does a JSON escape of one (`\\n`, `\\"`: `LEAD`).
+    """
+    size = len(shadow)
+    for span in spans:
+        start, end = span[0], span[1]
+        if start > 0 and not _apart_before(shadow, start):
+            return False
+        if end < size and not _apart_after(shadow, end):
+            return False
+    return True
+
+
+def _apart_before(text: str, start: int) -> bool:
+    before = text[start - 1]
+    if before in _APART:
+        return True
+    if before in _PHONE_RUN:
+        return start < 2 or text[start - 2] not in _PHONE_CHARS
+    if before == "=":
+        # `password=…`: a run of `generic_secret` (20 characters at least) could only have
+        # come from the left across the `=`; a short word there cannot make one.
+        run, at = 0, start - 2
+        while at >= 0 and text[at] in _GENERIC_RUN and run < 19:
+            run += 1
+            at -= 1
+        return run < 19
+    return _escaped_before(text, start)
+
+
+def _apart_after(text: str, end: int) -> bool:
+    after = text[end]
+    if after in _APART or after == "=":  # a run from the left would have to cross the span
+        return True
+    if after in _PHONE_RUN:
+        return text[end + 1 : end + 2] not in _PHONE_CHARS or end + 1 == len(text)
+    return _escape_at(text, end)
+
+
+def _escape_at(text: str, at: int) -> bool:
+    """Whether `text[at:]` starts with a JSON escape of a separator (`\\n`, `\\"`…)."""
+    return text[at] == "\\" and text[at + 1 : at + 2] in _ESCAPED and text[at - 1] != "\\"
+
+
+def _escaped_before(text: str, at: int) -> bool:
+    """Whether `text[:at]` ends with a JSON escape of a separator, its backslash unescaped."""
+    if at < 2 or text[at - 1] not in _ESCAPED or text[at - 2] != "\\":
+        return False
+    slashes, last = 0, at - 2
+    while last >= 0 and text[last] == "\\":
+        slashes += 1
+        last -= 1
+        if slashes > 16:
+            return False  # a long run of backslashes: let the rescan decide (and stay linear)
+    return slashes % 2 == 1
