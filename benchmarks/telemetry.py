@@ -119,6 +119,7 @@ async def collect(
         "zc_off": (zeroclaw_off(redactor), clean),
         "zc_on": (zeroclaw_on(redactor, space, proto), clean),
         "zc_on_json": (zeroclaw_on(redactor, space, json_), clean),
+        "zc_on_sdk": (zeroclaw_on(redactor, space, proto, sdk_path=True), clean),
         "zc_off_secret": (zeroclaw_off(redactor), secret),
         "zc_on_secret": (zeroclaw_on(redactor, space, proto), secret),
         "zc_receipts": (zeroclaw_off(redactor, receipts=True), clean),
@@ -193,6 +194,10 @@ def figure_added_cpu(report: Report, m: Measured) -> None:
     )
     report.add(
         Row("1", "  of which during the turn (all threads)", m.added("zc_on", "zc_off", cpu).show())
+    )
+    before = m.added("zc_on_sdk", "zc_off", cpu_all)
+    report.add(
+        Row("1", "  same, spans built and encoded by the SDK (before issue 17)", before.show())
     )
     if not m.has("pai_on", "pai_off"):
         report.add(Row("1", "pydantic-ai not installed (pip install pydantic-ai-slim)", "—"))

@@ -34,6 +34,7 @@ from harness import FINAL_TEXT, FastProvider, run_turn
 from zeroclaw_obs.config import ApprovalConfig, ApprovalMode, ReceiptsConfig, RuntimeConfig
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter
+from zeroclaw_obs.observability.traces.otlp_proto import OtlpProtoSpanExporter
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderResponse, Usage
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay
@@ -244,9 +245,16 @@ def zeroclaw_off(redactor: Redactor, *, receipts: bool = False) -> Builder:
 
 
 def zeroclaw_on(
-    redactor: Redactor, space: Workspace, export: Export, *, logs_on: bool = True
+    redactor: Redactor,
+    space: Workspace,
+    export: Export,
+    *,
+    logs_on: bool = True,
+    sdk_path: bool = False,
 ) -> Builder:
-    """Everything on, spans to `export`; `logs_on=False` leaves the structlog lines out."""
+    """Everything on, spans to `export`; `logs_on=False` leaves the structlog lines out;
+    `sdk_path=True` builds every span through the SDK and encodes with the SDK's OTLP/HTTP
+    exporter, as before issue 17 (the same-run comparison row)."""
 
     def build(work: Workload) -> Prepared:
         spans, logs = space.paths("spans.jsonl", "logs.jsonl")
@@ -258,6 +266,8 @@ def zeroclaw_on(
             otlp_json=otlp_json, logs=log_file if logs_on else None, progress=None, env=env
         )
         telemetry = setup_telemetry(options, redactor=redactor)
+        if sdk_path:
+            _use_the_sdk_path(telemetry)
         replay = zeroclaw_replay(
             work, observer=telemetry.observer, redactor=redactor, receipts=True
         )
@@ -279,6 +289,24 @@ def zeroclaw_on(
         return Prepared(run, flush, close, artefacts)
 
     return build
+
+
+def _use_the_sdk_path(telemetry: Any) -> None:
+    """The span path before issue 17, for comparison: SDK-built spans, the SDK's encoder.
+
+    Reaches into the runtime on purpose (a benchmark knob, not a product option).
+    """
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from zeroclaw_obs.observability.traces import tracer_setup
+
+    telemetry.span_observer._builder._direct = False
+    for processor in tracer_setup._PROCESSORS.get(telemetry.tracer_provider, ()):
+        guard = processor.exporter
+        if isinstance(guard.inner, OtlpProtoSpanExporter):
+            endpoint = guard.inner._endpoint
+            guard.inner.shutdown()
+            guard.inner = OTLPSpanExporter(endpoint=endpoint, timeout=5)
 
 
 def _pai_agent(work: Workload) -> Any:
