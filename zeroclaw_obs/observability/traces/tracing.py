@@ -87,6 +87,10 @@ __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 
 _log = logging.getLogger(__name__)
 
+_TOOL_EVENTS = (ToolCallStart, ToolCall, ToolProgress)
+_CHAT_ENDS = (LlmResponse, ProviderAttempt)
+"""Built once: `isinstance` against a tuple, not a `X | Y` union made on every event."""
+
 _SCOPE = "zeroclaw_obs"
 
 
@@ -196,17 +200,18 @@ class SpanObserver:
         they point at the span that is exported. Never raises."""
         turn_id = event.correlation.turn_id
         chat = None
-        if isinstance(event, LlmResponse | ProviderAttempt):
+        if isinstance(event, _CHAT_ENDS):
             chat = self.chat_ids_for(turn_id, event.iteration)  # answered while it is open
         self.on_event(event)
         try:
             root = self.ids_for(turn_id)
+            # The tool events first: two of them on every call.
+            if isinstance(event, _TOOL_EVENTS):
+                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
             if isinstance(event, LlmRequest):
                 return EventIds(root, self.chat_ids_for(turn_id, event.iteration))
-            if isinstance(event, LlmResponse | ProviderAttempt):
+            if isinstance(event, _CHAT_ENDS):
                 return EventIds(root, chat)
-            if isinstance(event, ToolCallStart | ToolCall | ToolProgress):
-                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
             if isinstance(event, ApprovalDecision):
                 return EventIds(root, self.approval_ids_for(turn_id, event.tool_call_id))
             if isinstance(event, LoopDetection) and event.tool_call_id:
@@ -255,7 +260,7 @@ class SpanObserver:
         """
         turn = self._open.turn(turn_id)
         span = turn.chats.get(iteration) if turn is not None else None
-        return None if span is None else self._child_ids(span)
+        return None if span is None or turn is None else self._child_ids(span, turn)
 
     def approval_ids_for(self, turn_id: str, tool_call_id: str) -> Ids | None:
         """(trace_id, span_id) of the `await_approval` span just recorded for this call.
@@ -393,7 +398,7 @@ class SpanObserver:
         if turn is None or not turn.recording or not self._open.has_room(turn):
             return  # beyond the cap `ToolCall` builds the span whole
         span = self._tool(turn, event, event.time_ns)
-        self._open.open_tool(turn, event.tool_call_id, (span, self._child_ids(span)))
+        self._open.open_tool(turn, event.tool_call_id, (span, self._child_ids(span, turn)))
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         attributes = tool_start_attributes(event, capture=self._capture)
@@ -410,7 +415,7 @@ class SpanObserver:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
             # still carries the real start, so the span is whole.
             span = self._tool(turn, event, event.start_time_ns)
-            opened = (span, self._child_ids(span))
+            opened = (span, self._child_ids(span, turn))
         span, ids = opened
         attributes = tool_end_attributes(event, capture=self._capture)
         closing: list[Operation] = [SetAttributes(attributes)]
@@ -460,7 +465,7 @@ class SpanObserver:
             event.wait_start_ns,
             approval_attributes(event),
         )
-        ids = self._child_ids(span)
+        ids = self._child_ids(span, turn)
         self._last_approval = (
             None if ids is None else (event.correlation.turn_id, event.tool_call_id, ids)
         )
@@ -481,8 +486,10 @@ class SpanObserver:
             turn.root, turn.context, self._handoff, name, kind, start_ns, attributes
         )
 
-    def _child_ids(self, span: PendingSpan) -> Ids | None:
-        return None if self._handoff is None else _ids(span.context)
+    def _child_ids(self, span: PendingSpan, turn: OpenTurn) -> Ids | None:
+        if self._handoff is None or turn.ids is None:
+            return None  # no ids of its own, or an unsampled turn (its children follow it)
+        return turn.ids[0], format(span.context.span_id, "016x")
 
     def _describe(self, text: str | None) -> str | None:
         return status_description(text) if self._capture else None
