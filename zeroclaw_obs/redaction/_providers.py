@@ -16,7 +16,10 @@ are left out (Airtable `pat…`, Notion's old `secret_…`): the key rules still
 
 from __future__ import annotations
 
-from ._scanner import LEAD, Hit, Spec
+import re
+
+from ._normalize import utf8_safe
+from ._scanner import LEAD, Hit, Spec, compile_pattern
 
 __all__ = ["provider_specs"]
 
@@ -81,11 +84,28 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
 )
 
 
+def _loose(pattern: str) -> str:
+    """`pattern` with every counted run made open (`{64}` → `+`, `{0,3}` → `*`).
+
+    The table's exact lengths, hundreds of counted states side by side, would make the scan's
+    automaton large and slow on dense text; the scan finds candidates with open runs and the
+    check holds each to its exact format (`_PRECISE`).
+    """
+    return re.sub(r"\{(\d+)(?:,\d*)?\}", lambda m: "*" if m.group(1) == "0" else "+", pattern)
+
+
+_PRECISE = compile_pattern("|".join(p for p, _ in _PREFIXED))
+"""The table's formats as written, for the check (one anchored match of a short candidate)."""
+
+
 def _provider_token(hit: Hit) -> tuple[int, int] | None:
-    """Refuse a run that goes on into more token characters, or a body of one repeated
-    character (`dop_v1_000…` in documentation)."""
+    """Accept a run that is exactly one of the table's formats, does not go on into more
+    token characters, and is not a body of one repeated character (`dop_v1_000…` in
+    documentation)."""
     text = hit.text
     if hit.end < len(text) and text[hit.end] in _TOKEN_CHARS:
+        return None
+    if _PRECISE.fullmatch(utf8_safe(text[hit.start : hit.end])) is None:
         return None
     tail = text[max(hit.start, hit.end - 32) : hit.end]
     return (hit.start, hit.end) if len(set(tail)) >= 6 else None
@@ -99,7 +119,7 @@ def _webhook(hit: Hit) -> tuple[int, int] | None:
 
 def provider_specs() -> list[Spec]:
     """`provider_token`, then `webhook_url`; they rank after `token_specs()`."""
-    pattern = "|".join(p for p, _ in _PREFIXED)
+    pattern = "|".join(_loose(p) for p, _ in _PREFIXED)
     trigger = "|".join(t for _, t in _PREFIXED)
     return [
         Spec(
