@@ -137,9 +137,7 @@ def summarize_arguments(
         JSON text with non-ASCII characters kept.
     """
     if isinstance(redacted_arguments, Mapping):
-        redacted_arguments = order_arguments(
-            redacted_arguments, primary_arguments(tool, schema)
-        )
+        redacted_arguments = order_arguments(redacted_arguments, primary_arguments(tool, schema))
     return _to_json(redacted_arguments)
 
 
