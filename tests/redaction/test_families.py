@@ -914,7 +914,31 @@ CODE: list[Case] = [
     ("stripe.api_key = 'rk_live_' + '" + B62 + "'", (B62,), ("stripe.api_key",)),
 ]
 
+APP_CONFIG: list[Case] = [
+    (  # wp-config.php: the database password and a key
+        "define( 'DB_PASSWORD', 'Wp-Db-pw!71' );\ndefine( 'DB_HOST', 'localhost' );\n"
+        "define('LOGGED_IN_KEY', '" + R2 + "-!x');",
+        ("Wp-Db-pw!71", R2 + "-!x"),
+        ("define( 'DB_HOST', 'localhost' );", "define('LOGGED_IN_KEY', '"),
+    ),
+    ('os.setenv("API_TOKEN", "' + R + '")', (R,), ('os.setenv("API_TOKEN", "',)),
+    (
+        'conn.setRequestProperty("Authorization", "Bearer ' + R2 + '");',
+        (R2,),
+        ('"Authorization", "Bearer ',),
+    ),
+    (
+        "spring:\n  datasource:\n    username: app\n    password: Spr1ng-Pw-77\n",
+        ("Spr1ng-Pw-77",),
+        ("username: app",),
+    ),
+]
+
 CODE_KEEP: list[str] = [
+    "define('NONCE_SALT', 'put your unique phrase here');",
+    'choices = [("token", "Token"), ("password", "Password")]',
+    '["password", "token", "secret"]',
+    'calls(call("get_deploy_token", "c1"), call("GET_SECRET", "c2"))',
     "requests.get(url, auth=(user, password))",
     'password: {{ env "DB_PASSWORD" }}',
     "api_key = var.api_key",
@@ -1155,6 +1179,7 @@ SECRET_CASES = [
     *_cases(COOKIES, "cookies"),
     *_cases(CREDENTIAL_DOCUMENTS, "credential_documents"),
     *_cases(VERSIONED_KEYS, "versioned_keys"),
+    *_cases(APP_CONFIG, "app_config"),
 ]
 KEEP_CASES = [
     *_cases(SQL_KEEP, "sql_keep"),

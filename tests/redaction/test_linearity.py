@@ -80,6 +80,7 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "provider prefixes": _repeat("dop_v1_hvs.key-"),
     "webhook paths": _repeat("/hooks/discord.com/api/webhooks/"),
     "template openers": _repeat("password: <%= '"),
+    "argument pairs": _repeat('("password", "'),
 }
 
 

@@ -51,6 +51,9 @@ DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
         *("license_key", "secret_key_base"),
         *("private_key_id", "client_key_data", "secret_string"),
         *("sig", "signature"),
+        # WordPress keys and salts (wp-config.php): secrets despite their names
+        *("auth_key", "secure_auth_key", "logged_in_key", "nonce_key"),
+        *("auth_salt", "secure_auth_salt", "logged_in_salt", "nonce_salt"),
     }
 )
 """Normalised key names (see `fold_key`) whose values are masked whole."""
@@ -164,6 +167,12 @@ _SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*(?:\r?\n[ \t]*)?"
 """The separator may end its line: `password:` then the value alone on the next line (see
 `_is_next_line_value`)."""
 _KEY_CHARS = r"[A-Za-z0-9_.\-]"
+_SETTERS = (
+    r"define|setenv|putenv|set|put|setproperty|setrequestproperty|setheader|addheader|header"
+    r"|getenv|get|entry|of|add|append"
+)
+"""Calls whose first two arguments are a name and its value (`define('DB_PASSWORD', …)`,
+`os.getenv("API_KEY", "<default>")`, `Map.of("password", …)`)."""
 _VERSIONED = r"(?:[_-]?[vV]?[0-9]{1,2})?"
 """A version after the sensitive word (`SMTP_PASSWORD_V2`, `api_key2`), see `_VERSION`."""
 
@@ -278,6 +287,22 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             r"(?:\r?\n[ \t]*\|[ \t]*)?[`*]{0,2}([^\s|`]+?)[`*]{0,2}[ \t]*\|",
             rf"(?i:{words})[`*]{{0,2}}[ \t]*\|",
             secret=(2,),
+            key=(1,),
+            check=_table_value(check),
+        ),
+        Spec(
+            "key_value",
+            describe.format(
+                "argument pair (`define('DB_PASSWORD', '…')`, `setenv(\"API_TOKEN\", \"…\")`, "
+                '`put("password", "…")`)'
+            ),
+            # the key is the first argument of a setter, or the first item of a literal
+            # tuple, list or map (`call("get_token", "c1")` names a tool, not a secret)
+            rf"(?:(?:^|[^A-Za-z0-9_])(?i:{_SETTERS})[ \t]*\(|(?:^|[^A-Za-z0-9_\])])[(\[{{])"
+            rf"[ \t]*\\*[\"'](?i)({_KEY_CHARS}*(?:{words}))\\*[\"'][ \t]*,[ \t]*"
+            rf"(?:\\*\"{_SCHEME}([^\"\\\r\n]+)\\*\"|'{_SCHEME}([^'\r\n]+)')",
+            rf"(?i:{words})\\*[\"'][ \t]*,[ \t]*\\*[\"']",
+            secret=(2, 3),
             key=(1,),
             check=_table_value(check),
         ),
