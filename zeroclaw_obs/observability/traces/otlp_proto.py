@@ -191,26 +191,35 @@ class OtlpProtoEncoder:
                 group = groups.setdefault(resource, {}).setdefault(scope, [])
                 last_resource, last_scope = resource, scope
             group.append(self._span(span))
-        out = []
+        # Every piece goes into one list, each message's length worked out from its parts',
+        # and the request is joined once: joining level by level copied a request of a few
+        # MB five times over, as much CPU as encoding its spans.
+        out: list[bytes] = []
         for resource, scopes in groups.items():
-            body = [_field(b"\x0a", self._attributes(b"\x0a", resource.attributes))]
+            attributes = self._attributes(b"\x0a", resource.attributes)
+            pieces = [b"\x0a" + _varint(len(attributes)), attributes]
             for scope, encoded in scopes.items():
-                body.append(_field(b"\x12", self._scope_spans(scope, encoded)))
-            body.append(_text(b"\x1a", resource.schema_url))
-            out.append(_field(b"\x0a", b"".join(body)))
+                head, schema_url = self._scope(scope)
+                size = len(head) + sum(map(len, encoded)) + len(schema_url)
+                pieces.append(b"\x12" + _varint(size))
+                pieces.append(head)
+                pieces.extend(encoded)
+                pieces.append(schema_url)
+            pieces.append(_text(b"\x1a", resource.schema_url))
+            out.append(b"\x0a" + _varint(sum(map(len, pieces))))
+            out.extend(pieces)
         return b"".join(out)
 
-    def _scope_spans(self, scope: Any, spans: list[bytes]) -> bytes:
-        head = b""
-        schema_url = b""
-        if scope is not None:
-            head = (
-                _text(b"\x0a", scope.name)
-                + _text(b"\x12", scope.version or "")
-                + self._attributes(b"\x1a", scope.attributes)
-            )
-            schema_url = _text(b"\x1a", scope.schema_url or "")
-        return _field(b"\x0a", head) + b"".join(spans) + schema_url
+    def _scope(self, scope: Any) -> tuple[bytes, bytes]:
+        """A `ScopeSpans`' `scope` field (always set, empty for no scope) and `schema_url`."""
+        if scope is None:
+            return b"\x0a\x00", b""
+        head = (
+            _text(b"\x0a", scope.name)
+            + _text(b"\x12", scope.version or "")
+            + self._attributes(b"\x1a", scope.attributes)
+        )
+        return _field(b"\x0a", head), _text(b"\x1a", scope.schema_url or "")
 
     def _span(self, span: ReadableSpan) -> bytes:
         """One `Span` field of a `ScopeSpans` (tag 2), in field-number order."""
