@@ -601,6 +601,10 @@ CLI: list[Case] = [
     ),
     ("ipmitool -I lanplus -H bmc1 -U admin -P Ipmi-pw-3 power status", ("Ipmi-pw-3",), ("power",)),
     ("xfreerdp /v:win01 /u:ops /p:Rdp-pw-2024 /cert:ignore", ("Rdp-pw-2024",), ("/cert:ignore",)),
+    ("7z a -pArch1ve-Pw7 backup.7z data/", ("Arch1ve-Pw7",), ("backup.7z data/",)),
+    ("zip -r -P Z1p-Pw-x out.zip dir", ("Z1p-Pw-x",), ("out.zip dir",)),
+    ("ssh-keygen -t ed25519 -N 'Kg-Pass-55' -f key", ("Kg-Pass-55",), ("-f key",)),
+    ("openssl enc -aes-256-cbc -k Enc-Pw-771 -in a -out b", ("Enc-Pw-771",), ("-in a -out b",)),
     ("mysql -h db -u root --password=My-Cli-pw9 shop", ("My-Cli-pw9",), ("-h db -u root", "shop")),
     ("mysql -uroot -pR00tPw42 -h 10.0.0.5 shop", ("R00tPw42",), ("shop",)),
     ("gh api --token " + R + " /repos", (R,), ("/repos",)),
@@ -856,6 +860,22 @@ PROVIDERS: list[Case] = [
         "https://maker.ifttt.com/trigger/door_open/with/key/" + B62[:22],
         (B62[:22],),
         ("https://maker.ifttt.com/trigger/door_open/with/key/",),
+    ),
+]
+
+JSON_ESCAPED_URLS: list[Case] = [
+    (
+        '{"hook": "https:\\/\\/discord.com\\/api\\/webhooks\\/1203344556677889900\\/'
+        + B62
+        + B62
+        + '"}',
+        (B62 + B62,),
+        ('{"hook": "https:\\/\\/discord.com\\/api\\/webhooks\\/',),
+    ),
+    (
+        '{"dsn": "mysql:\\/\\/app:Js0n-Url-pw@db:3306\\/shop"}',
+        ("Js0n-Url-pw",),
+        ("@db:3306\\/shop",),
     ),
 ]
 
@@ -1180,6 +1200,7 @@ SECRET_CASES = [
     *_cases(CREDENTIAL_DOCUMENTS, "credential_documents"),
     *_cases(VERSIONED_KEYS, "versioned_keys"),
     *_cases(APP_CONFIG, "app_config"),
+    *_cases(JSON_ESCAPED_URLS, "json_escaped_urls"),
 ]
 KEEP_CASES = [
     *_cases(SQL_KEEP, "sql_keep"),

@@ -81,6 +81,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "webhook paths": _repeat("/hooks/discord.com/api/webhooks/"),
     "template openers": _repeat("password: <%= '"),
     "argument pairs": _repeat('("password", "'),
+    "escaped slashes": _repeat("\\/"),
+    "escaped slashes after backslashes": _repeat("\\\\/a"),
 }
 
 

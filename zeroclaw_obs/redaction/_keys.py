@@ -245,12 +245,15 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
                 "command-line password (`mysql -pPASS`, `sshpass -p`, `docker login -p`, "
                 "`redis-cli -a`, `curl -u user:pass`, `mongosh -p`, `ldapsearch -w`, "
                 "`smbclient -U user%pass`, `htpasswd -b`, `--password-stdin <<<`, `sqlcmd -P`, "
-                "`az login -p`, `openssl -passin pass:`, `ipmitool -P`, `xfreerdp /p:`)"
+                "`az login -p`, `openssl -passin pass:`, `ipmitool -P`, `xfreerdp /p:`, `7z -p`, "
+                "`zip -P`, `ssh-keygen -N`)"
             ),
             r"(?:^|[\s;|&(])(?:(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck"
             rf"|mysqlpump|mariadb|mariadb-dump)(?:\.exe)?{args}-p"
             rf"|sshpass{args}-p[ \t]*"
             rf"|(?i:sqlcmd|bcp|osql|isql)(?:\.exe)?{args}-P[ \t]*|ipmitool{args}-P[ \t]*"
+            rf"|(?:7z|7za|7zr|rar|unrar)(?:\.exe)?{args}-p|(?:zip|unzip|zipcloak){args}-P[ \t]*"
+            rf"|ssh-keygen{args}-[NP][ \t]*|openssl{args}-k[ \t]+"
             rf"|(?:docker|podman|nerdctl|buildah|skopeo|helm registry|az|oc|cf) login{args}"
             r"(?:-p|--password)[ \t]+"
             rf"|-pass(?:in|out)?[ \t]+pass:|xfreerdp{args}/p:"
@@ -265,7 +268,7 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             r"(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s'\"`\-][^\s'\"`]*))",
             r"(?i:mysql|mariadb|mongo|sqlcmd|osql|isql)|bcp[ \t]|sshpass|login[ \t]|redis-cli"
             r"|curl[ \t]|ldap[a-z]+[ \t]|smbclient|htpasswd|--password-stdin|ipmitool"
-            r"|pass:|xfreerdp",
+            r"|pass:|xfreerdp|7z|rar[ \t]|zip[ \t]|ssh-keygen|openssl",
             secret=(1, 2, 3),
             check=check,
         ),

@@ -95,8 +95,10 @@ _TABLE = _fold_table()
 # A line continuation: a backslash and a line break, or the same written in a JSON string
 # (`\\\\\\n`: an escaped backslash, then an escaped newline). Right after a word, the
 # indentation of the next line goes too: a token wrapped for display (`ghp_abc\\`, then
-# `    def…`) reads whole. Linear: literals and one fixed-width lookbehind.
-_CONTINUATION = re.compile(r"(?:\\\r?\n|\\\\\\(?:r\\)?n)(?:(?<=[^\s\\]\\\n)[ \t]+)?")
+# `    def…`) reads whole. And the backslash of a JSON-escaped slash (`https:\/\/hooks…`,
+# as PHP and many JSON writers emit URLs), so a URL's secret path reads as written.
+# Linear: literals and fixed-width lookarounds.
+_CONTINUATION = re.compile(r"(?:\\\r?\n|\\\\\\(?:r\\)?n)(?:(?<=[^\s\\]\\\n)[ \t]+)?|(?<!\\)\\(?=/)")
 _INVISIBLE_RUN = re2.compile("[" + "".join(_INVISIBLE) + "]")
 
 
@@ -143,7 +145,8 @@ class Folded:
 
 
 def has_continuation(text: str) -> bool:
-    """Whether `text` holds a line continuation (`\\` then a line break), raw or JSON-escaped."""
+    """Whether `text` holds a line continuation (`\\` then a line break), raw or JSON-escaped,
+    or a JSON-escaped slash (`\\/`): what `fold` deletes besides invisible characters."""
     return "\\" in text and _CONTINUATION.search(text) is not None
 
 
@@ -152,7 +155,9 @@ def fold(text: str) -> Folded:
 
     Line continuations are deleted too, so a token split by `\\`-newline (in a shell
     command, or the same command inside JSON) reads whole: `ghp_abc\\<newline>def…` is
-    matched as `ghp_abcdef…` and its marker replaces both halves and the break between.
+    matched as `ghp_abcdef…` and its marker replaces both halves and the break between. So
+    is the backslash of an escaped slash: `https:\\/\\/hooks.slack.com\\/services\\/…`
+    reads as the URL it is.
 
     Args:
         text: any text.
