@@ -32,8 +32,11 @@ __all__ = [
     "LoopDetection",
     "LoopKind",
     "LoopSeverity",
+    "ModelSwitchSource",
+    "ModelSwitched",
     "ObserverEvent",
     "ProviderAttempt",
+    "SteeringMessages",
     "ToolCall",
     "ToolCallStart",
     "ToolOutcome",
@@ -136,6 +139,15 @@ class ContextTrimReason(StrEnum):
     """The provider said the prompt exceeds its context window; the request is sent again."""
 
 
+class ModelSwitchSource(StrEnum):
+    """Who asked a turn to continue on another model (`turn/model_switch.py`)."""
+
+    TOOL = "tool"
+    """A tool, through `request_model_switch` while it ran; effective from the next iteration."""
+    HOOK = "hook"
+    """A `before_llm_call` hook (`SwitchModel`); effective for the request it saw."""
+
+
 CALL_CANCELLED = "cancelled"
 """The `error_type` of a provider call the turn's cancellation stopped (a user's decision,
 logged as a warning, not an error)."""
@@ -151,6 +163,9 @@ class Correlation:
     conversation_id: str | None = None
     """The conversation the turn belongs to, in its shown (redacted) form: a client chose it.
     None for a one-off turn, whose conversation is the turn itself."""
+    parent_agent_alias: str | None = None
+    """The shown (redacted) alias of the agent that delegated this turn (`delegate`), None for
+    a turn nobody delegated. Log lines carry it as `parent_agent_alias`."""
 
     @property
     def conversation(self) -> str:
@@ -389,6 +404,51 @@ class ContextTrimmed:
     time_ns: int
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSwitched:
+    """The turn goes on with another provider/model (`turn/model_switch.py`).
+
+    Names are in their shown (redacted) form: an operator's model and provider names are
+    payloads like any other. The span observer records it as a `zeroclaw.model.switch` event
+    on the turn's root span, the log observer as a `model_switched` line.
+    """
+
+    correlation: Correlation
+    iteration: int
+    """The first provider call made on the new model."""
+    from_provider: str
+    from_model: str
+    to_provider: str
+    to_model: str
+    source: ModelSwitchSource
+    time_ns: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SteeringMessages:
+    """Steering messages (`turn/steering.py`): sizes only, never their text.
+
+    `applied`: appended to the history as user messages before provider call `iteration`,
+    in the order they were sent. Not applied: the turn ended (cancelled, aborted, failed, or
+    at the iteration cap with `error_at_cap`) before they could be appended; they are
+    dropped. The span observer records a `zeroclaw.steering` event on the turn's root span
+    (the count), the log observer one `steering_message` line per applied message (its
+    length) or one `steering_dropped` warning.
+    """
+
+    correlation: Correlation
+    iteration: int
+    lengths: tuple[int, ...]
+    """Each message's length in characters, in order."""
+    applied: bool
+    time_ns: int
+
+    @property
+    def count(self) -> int:
+        """How many messages."""
+        return len(self.lengths)
+
+
 ObserverEvent = (
     AgentStart
     | AgentEnd
@@ -401,4 +461,6 @@ ObserverEvent = (
     | ApprovalDecision
     | LoopDetection
     | ContextTrimmed
+    | ModelSwitched
+    | SteeringMessages
 )

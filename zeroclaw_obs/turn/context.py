@@ -7,7 +7,10 @@ step needs reaches it through one of these two objects.
 Risky part: cancellation. `TurnCancellation` is a scope bound to the task running the turn;
 `cancel()` cancels that task, and the steps that own an await (provider call, approval,
 dispatch) catch the `CancelledError`, record what must be recorded, and end the turn as
-cancelled. A `CancelledError` that did not come from this token is never swallowed.
+cancelled. A `CancelledError` that did not come from this token is never swallowed. A turn
+delegated to a sub-agent (`turn/delegation.py`) runs under a scope `linked` to its parent's,
+so cancelling the parent cancels the nested turn too; the parent's `IterationBudget` is shared
+the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,10 +38,12 @@ if TYPE_CHECKING:
     from ..tools.deferred import ActivatedToolSet
     from ..tools.mcp import McpServer
     from ..tools.registry import ToolRegistry
+    from .delegation import Subagent
     from .loop_detection import LoopDetector
 
 __all__ = [
     "CONVERSATION_ID",
+    "IterationBudget",
     "ResolvedAgentExecution",
     "ShownNames",
     "TurnCancellation",
@@ -163,6 +168,11 @@ class ResolvedAgentExecution:
     """Backoff before a failed provider request is sent again (`turn/provider_call.py`); how
     many times is the provider's `max_retries`."""
 
+    subagents: Mapping[str, Subagent] = field(default_factory=dict)
+    """The agents this one may hand a task to (the `delegate` tool, `turn/delegation.py`), by
+    name; the loop offers `delegate` only when there is one. A sub-agent's own execution has
+    none: it may not delegate further."""
+
     shown: ShownNames = field(init=False, repr=False)
     """The redacted alias, provider, model and tool names every outward surface shows."""
 
@@ -192,6 +202,7 @@ class TurnCancellation:
 
     def __init__(self) -> None:
         self._task: asyncio.Task[Any] | None = None
+        self._linked: list[TurnCancellation] = []
         self.requested = False
         """True once `cancel()` was called; sequential dispatch checks it before each call."""
 
@@ -202,12 +213,31 @@ class TurnCancellation:
             task.cancel()
 
     def cancel(self) -> None:
-        """Request cancellation of the turn."""
+        """Request cancellation of the turn, and of every turn it delegated that still runs."""
         if self.requested:
             return
         self.requested = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        for nested in tuple(self._linked):
+            nested.cancel()
+
+    @contextmanager
+    def linked(self) -> Iterator[TurnCancellation]:
+        """A scope for a nested (delegated) turn: cancelled whenever this one is.
+
+        Cancelling the nested scope leaves this one alone. The link lasts for the block, so a
+        finished sub-agent is not kept. When the nested turn runs in this turn's own task
+        (sequential dispatch) both scopes cancel that task; `absorb` consumes both requests.
+        """
+        nested = TurnCancellation()
+        self._linked.append(nested)
+        if self.requested:
+            nested.cancel()
+        try:
+            yield nested
+        finally:
+            self._linked.remove(nested)
 
     def owns(self, exc: BaseException) -> bool:
         """True when `exc` is the CancelledError this scope caused."""
@@ -228,6 +258,48 @@ class TurnCancellation:
             yield
         finally:
             self._task = None
+
+
+class IterationBudget:
+    """The provider calls a turn may still make, shared with the turns it delegates.
+
+    Each iteration of `run_tool_call_loop` reserves one before its provider request (the
+    graceful summary at the cap does not). A sub-agent's turn reserves from its parent's
+    budget, so the parent and its sub-agents together make at most `total` iterations; when
+    the budget runs out, every turn that wants another iteration ends with the max-iteration
+    finish (the sub-agent first, then its parent at its next iteration).
+
+    Args:
+        total: the cap (`max_tool_iterations` of the turn that made the budget).
+
+    Raises:
+        ValueError: `total` is below 1.
+    """
+
+    __slots__ = ("total", "used")
+
+    def __init__(self, total: int) -> None:
+        if total < 1:
+            raise ValueError("an iteration budget needs at least one iteration")
+        self.total = total
+        """The cap: the number the max-iteration finish quotes."""
+        self.used = 0
+        """Iterations reserved so far, by every turn that shares the budget."""
+
+    @property
+    def remaining(self) -> int:
+        """Iterations left to reserve."""
+        return self.total - self.used
+
+    def reserve(self) -> bool:
+        """Take one iteration; False (and nothing taken) when none is left."""
+        if self.used >= self.total:
+            return False
+        self.used += 1
+        return True
+
+    def __repr__(self) -> str:
+        return f"IterationBudget(used={self.used}, total={self.total})"
 
 
 @dataclass(kw_only=True)
@@ -258,6 +330,14 @@ class TurnState:
 
     iteration: int = 0
     """1-based number of the current provider call."""
+
+    budget: IterationBudget | None = None
+    """The iterations this turn may still reserve. None: the loop makes one from
+    `max_tool_iterations` when the turn starts; a delegated turn is given its parent's."""
+
+    parent_agent_alias: str | None = None
+    """The shown alias of the agent that delegated this turn (None for a top-level turn);
+    the loop puts it on the turn's `Correlation`, so every event of the turn carries it."""
 
     streamed: bool = False
     """Whether the latest provider response's text went out as `chunk` TurnEvents while it
