@@ -39,8 +39,10 @@ from ..events import (
     LlmRequest,
     LlmResponse,
     LoopDetection,
+    ModelSwitched,
     ObserverEvent,
     ProviderAttempt,
+    SteeringMessages,
     ToolCall,
     ToolCallStart,
     ToolOutcome,
@@ -92,7 +94,10 @@ class LogObserver:
     `on_event` alone writes null ids. A provider request sent again is an `llm_retry` warning
     (`attempt`, `error_type`, `status`, `wait_ms`) between the call's `llm_request` and
     `llm_response`. Leaving the oldest turns out of the requests is a `context_trimmed` line
-    (`reason` `budget` at info, `overflow` at warning; counts only).
+    (`reason` `budget` at info, `overflow` at warning; counts only). A model switch is a
+    `model_switched` line (shown names); each steering message appended to the turn is a
+    `steering_message` line with its length (never its text), messages the turn ended before
+    appending one `steering_dropped` warning with their count.
 
     Content: the redacted `arguments` and `result` of tool calls are written only with
     `capture_content=True`. Off by default: spans already carry the redacted content
@@ -132,6 +137,8 @@ class LogObserver:
             ApprovalDecision: self._on_approval,
             LoopDetection: self._on_loop_detection,
             ContextTrimmed: self._on_context_trimmed,
+            ModelSwitched: self._on_model_switched,
+            SteeringMessages: self._on_steering,
             AgentEnd: self._on_agent_end,
         }
 
@@ -307,6 +314,39 @@ class LogObserver:
         )
         overflow = event.reason is ContextTrimReason.OVERFLOW
         self._log(logging.WARNING if overflow else logging.INFO, "context_trimmed", **fields)
+
+    def _on_model_switched(self, event: ModelSwitched, event_ids: EventIds) -> None:
+        fields = self._context(
+            event.correlation,
+            event_ids.root,
+            iteration=event.iteration,
+            source=event.source.value,
+            from_provider=event.from_provider,
+            from_model=event.from_model,
+            to_provider=event.to_provider,
+            to_model=event.to_model,
+        )
+        self._log(logging.INFO, "model_switched", **fields)
+
+    def _on_steering(self, event: SteeringMessages, event_ids: EventIds) -> None:
+        """One `steering_message` line per appended message (its length, never its text),
+        or one `steering_dropped` warning for messages the turn ended before appending."""
+        if not event.applied:
+            fields = self._context(
+                event.correlation, event_ids.root, iteration=event.iteration, count=event.count
+            )
+            self._log(logging.WARNING, "steering_dropped", **fields)
+            return
+        for position, length in enumerate(event.lengths, 1):
+            fields = self._context(
+                event.correlation,
+                event_ids.root,
+                iteration=event.iteration,
+                position=position,
+                count=event.count,
+                length=length,
+            )
+            self._log(logging.INFO, "steering_message", **fields)
 
     def _on_agent_end(self, event: AgentEnd, event_ids: EventIds) -> None:
         ids = event_ids.root

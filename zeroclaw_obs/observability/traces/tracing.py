@@ -42,8 +42,10 @@ from ..events import (
     LlmRequest,
     LlmResponse,
     LoopDetection,
+    ModelSwitched,
     ObserverEvent,
     ProviderAttempt,
+    SteeringMessages,
     ToolCall,
     ToolCallStart,
     ToolProgress,
@@ -173,6 +175,8 @@ class SpanObserver:
             ApprovalDecision: self._approval,
             LoopDetection: self._loop_detection,
             ContextTrimmed: self._context_trimmed,
+            ModelSwitched: self._model_switched,
+            SteeringMessages: self._steering,
         }
         self._builder = SpanBuilder(
             self._tracer,
@@ -453,6 +457,33 @@ class SpanObserver:
         if turn is None:
             return
         turn.root.add_event("zeroclaw.context.trimmed", trimmed_attributes(event), event.time_ns)
+
+    def _model_switched(self, event: ModelSwitched) -> None:
+        """A `zeroclaw.model.switch` event on the live root span (shown names)."""
+        turn = self._open.turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        attributes = {
+            "zeroclaw.model.switch.source": event.source.value,
+            "zeroclaw.iteration": event.iteration,
+            "zeroclaw.model.from": event.from_model,
+            "zeroclaw.model.to": event.to_model,
+            "zeroclaw.provider.from": event.from_provider,
+            "zeroclaw.provider.to": event.to_provider,
+        }
+        turn.root.add_event("zeroclaw.model.switch", attributes, event.time_ns)
+
+    def _steering(self, event: SteeringMessages) -> None:
+        """A `zeroclaw.steering` event on the live root span: the count, never the text."""
+        turn = self._open.turn(event.correlation.turn_id)
+        if turn is None:
+            return
+        attributes = {
+            "zeroclaw.steering.count": event.count,
+            "zeroclaw.steering.applied": event.applied,
+            "zeroclaw.iteration": event.iteration,
+        }
+        turn.root.add_event("zeroclaw.steering", attributes, event.time_ns)
 
     def _approval(self, event: ApprovalDecision) -> None:
         turn = self._open.turn(event.correlation.turn_id, for_span=True)
