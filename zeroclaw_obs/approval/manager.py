@@ -41,6 +41,7 @@ nothing to audit.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -294,6 +295,17 @@ class ApprovalManager:
     def config(self) -> ApprovalConfig:
         """The policy this manager applies."""
         return self._config
+
+    def under(self, config: ApprovalConfig) -> ApprovalManager:
+        """This session's manager applying `config` instead (a sub-agent's stricter policy).
+
+        Everything but the policy is shared, not copied: the scripted answers still to be
+        replayed, the surfaces, the audit log and the session allowlist (an `always` given
+        in either applies to both). A shallow copy, so a subclass stays what it is.
+        """
+        other = copy.copy(self)
+        other._config = config
+        return other
 
     @property
     def audit(self) -> AuditLog:

@@ -405,6 +405,10 @@ class ToolPolicy:
     What the profile or a narrowing removes is turned into exclusions (`excluded_names`) so
     that it reads `Tool not available in this turn: …` at every spelling. `tool_search` never
     goes through the policy: it is offered exactly when some deferred tool remains.
+
+    A sub-agent's policy (`within`) is its delegating agent's policy intersected with its own:
+    it grants only what both grant and keeps only what both keep, so a sub-agent never has a
+    tool its parent lacks (`ToolPolicy.for_subagent`).
     """
 
     bundles: tuple[ToolBundle, ...] | None = None
@@ -416,12 +420,33 @@ class ToolPolicy:
     narrowings: tuple[tuple[str, ...], ...] = ()
     """Per-run allow lists, each a tuple of names or patterns; a tool must match all of them."""
 
+    within: ToolPolicy | None = None
+    """The delegating agent's policy, for a sub-agent: nothing it does not grant is granted
+    here, nothing it removes is kept. None for a top-level agent."""
+
+    def for_subagent(
+        self, bundles: tuple[ToolBundle, ...] | None, profile: RiskProfile | None
+    ) -> ToolPolicy:
+        """The policy of a sub-agent this agent delegates to: its own bundles and risk profile,
+        inside this policy (narrowings included).
+
+        Args:
+            bundles: the sub-agent's bundles; None grants whatever this policy grants.
+            profile: the sub-agent's risk profile; it can only remove more.
+        """
+        return ToolPolicy(bundles=bundles, profile=profile, within=self)
+
     def grants(self, tool: Tool) -> bool:
-        """Whether the agent's bundles grant `tool`."""
+        """Whether the agent's bundles (and the delegating agent's) grant `tool`."""
+        if self.within is not None and not self.within.grants(tool):
+            return False
         return self.bundles is None or any(bundle.grants(tool) for bundle in self.bundles)
 
     def keeps(self, tool: Tool) -> bool:
-        """Whether the risk profile and every narrowing leave `tool` in the turn."""
+        """Whether the risk profile and every narrowing (the delegating agent's included)
+        leave `tool` in the turn."""
+        if self.within is not None and not self.within.keeps(tool):
+            return False
         if self.profile is RiskProfile.READ_ONLY and not declares_read_only(tool):
             return False
         return all(
@@ -439,6 +464,7 @@ class ToolPolicy:
             bundles=self.bundles,
             profile=self.profile,
             narrowings=(*self.narrowings, tuple(allowed)),
+            within=self.within,
         )
 
     def may_reach_server(self, server: str) -> bool:
@@ -446,6 +472,8 @@ class ToolPolicy:
 
         A server no bundle can reach need not be connected at all.
         """
+        if self.within is not None and not self.within.may_reach_server(server):
+            return False
         return self.bundles is None or any(b.may_reach_server(server) for b in self.bundles)
 
     def excluded_names(self, granted: Iterable[Tool]) -> list[str]:

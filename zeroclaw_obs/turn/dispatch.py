@@ -8,7 +8,12 @@ Cancellation is a scope (`TurnCancellation`): the turn's task is cancelled, and 
 `CancelledError` surfaces at whatever this module awaits. Sequential dispatch then stops and
 marks the running and remaining calls `interrupted`; parallel dispatch lets finished siblings
 keep their real results and interrupts only the unfinished ones. Recording an interrupted slot
-is synchronous, so it cannot itself be cancelled half-way.
+is synchronous, so it cannot itself be cancelled half-way. A tool that raises `CancelledError`
+after the turn's cancellation was requested is interrupted by it too: `delegate` does so once
+its nested turn has absorbed the cancel and recorded its own interrupted calls.
+
+A scripted model that runs out of responses inside a tool (a sub-agent's script) is bad input,
+as it is for the turn's own model: `ScenarioExhaustedError` is never a tool's failed result.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+from ..errors import ScenarioExhaustedError
 from ..observability.events import LoopDetection, ToolOutcome, ToolProgress
 from ..observability.observer import tool_scope
 from ..tools.base import ToolResult
@@ -118,6 +124,9 @@ class Dispatcher:
                 raise
             cancellation.absorb()
             self._interrupt_rest(runnable)
+        except ExceptionGroup as failed:
+            # `_run` records every other exception in its slot: only bad input gets here.
+            raise failed.exceptions[0] from None
 
     async def _run_limited(self, item: PreparedCall, limiter: asyncio.Semaphore | None) -> None:
         if limiter is None:
@@ -170,11 +179,13 @@ class Dispatcher:
             )
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
-            if task is None or task.cancelling():
-                raise  # a real cancellation of this task: the caller records `interrupted`
+            if task is None or task.cancelling() or self._state.cancellation.requested:
+                raise  # a real cancellation of this turn: the caller records `interrupted`
             # The tool raised CancelledError on its own (e.g. a library's inner task was
             # cancelled); nobody cancelled us, so it is an execution error, not a turn cancel.
             slot.fill(ToolOutcome.ERROR, raised_text(slot.name, exc), error_type=type(exc).__name__)
+        except ScenarioExhaustedError:
+            raise
         except Exception as exc:
             slot.fill(ToolOutcome.ERROR, raised_text(slot.name, exc), error_type=type(exc).__name__)
         else:

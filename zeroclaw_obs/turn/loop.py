@@ -8,7 +8,8 @@ the turn's requests send (`context_window`); a provider's context-window overflo
 out more and sends the request again once (`provider_call`).
 End states: final text, cancelled, aborted (shell repeat guard, loop detector, parse
 failures, a `before_llm_call` hook's cancel), max iterations (graceful summary or error at
-cap), provider error (after the retries: the turn's text is the error's one line,
+cap, when the turn's `IterationBudget` runs out: a delegated turn shares its parent's),
+provider error (after the retries: the turn's text is the error's one line,
 `ProviderError.line()`).
 
 The answer reaches a streaming client as `chunk` TurnEvents: while it streams when the
@@ -36,8 +37,9 @@ from ..providers.text_protocol import (
 from ..redaction import Redactor
 from ..tools.base import ToolSpec
 from ..tools.mcp_client import McpConnectError
-from .context import ResolvedAgentExecution, TurnState
+from .context import IterationBudget, ResolvedAgentExecution, TurnState
 from .context_window import ContextWindow
+from .delegation import turn_tools
 from .dispatch import Dispatcher
 from .events import TurnEvent
 from .history import append_final, append_round, append_user
@@ -101,6 +103,7 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
         conversation_id=(
             None if conversation is None else execution.redactor.redact_text(conversation)
         ),
+        parent_agent_alias=state.parent_agent_alias,
     )
     state.loop_detector = LoopDetector(execution.config.loop_ignore_tools)
     start, start_ns = time.perf_counter(), time.time_ns()
@@ -175,7 +178,7 @@ def _send_answer(
         if outcome.kind is TurnOutcomeKind.FINAL:
             return
         if outcome.kind is TurnOutcomeKind.MAX_ITERATIONS:
-            suffix = cap_summary_suffix(execution.config.max_tool_iterations)
+            suffix = cap_summary_suffix(_budget(execution, state).total)
             answer = execution.redactor.redact_text(suffix)
     state.events(TurnEvent(type="chunk", data={"text": answer}))
 
@@ -215,9 +218,11 @@ async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnO
     recorder = SlotRecorder(execution, state)
     call_ids = CallIds(execution.redactor)
     parse_retries = 0
-    while state.iteration < config.max_tool_iterations:
+    budget = _budget(execution, state)
+    while budget.remaining > 0:
         if state.cancellation.requested:
             return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
+        budget.reserve()
         state.iteration += 1
         if await _refresh_catalogs(execution):
             tools = _effective_tools(execution, state)
@@ -260,6 +265,13 @@ def _fit_budget(
         report_trim(execution, state, trim)
 
 
+def _budget(execution: ResolvedAgentExecution, state: TurnState) -> IterationBudget:
+    """The turn's iteration budget: its parent's for a delegated turn, else a new one."""
+    if state.budget is None:
+        state.budget = IterationBudget(execution.config.max_tool_iterations)
+    return state.budget
+
+
 def _effective_tools(execution: ResolvedAgentExecution, state: TurnState) -> EffectiveTools:
     return EffectiveTools.build(
         registry=execution.registry,
@@ -267,6 +279,7 @@ def _effective_tools(execution: ResolvedAgentExecution, state: TurnState) -> Eff
         config=execution.config,
         user_message=state.user_message,
         activated=execution.activated,
+        turn_tools=turn_tools(execution, state, run_tool_call_loop),
     )
 
 
@@ -309,7 +322,7 @@ async def _tool_round(
 async def _at_cap(
     execution: ResolvedAgentExecution, state: TurnState, window: ContextWindow
 ) -> TurnOutcome:
-    cap = execution.config.max_tool_iterations
+    cap = _budget(execution, state).total
     if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
         message = cap_error_text(cap)
         return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)

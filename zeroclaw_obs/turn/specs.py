@@ -5,7 +5,8 @@ This module composes the rules of `tools/` (LIFECYCLE §2) into one per-turn vie
 
 - `specs()`: which `ToolSpec`s the provider request carries this iteration. That is the static
   tools, the MCP tools `tool_filter_groups` leave visible, `tool_search` (when there are
-  deferred tools) and every activated tool, minus the names `excluded_tools` lists exactly.
+  deferred tools), the turn's own tools (`delegate`, when the agent has sub-agents) and every
+  activated tool, minus the names `excluded_tools` lists exactly.
 - `resolve(name)`: which tool a call reaches, or why none does (`unknown`, `excluded`).
 
 The registry's `ToolPolicy` is applied first, to every candidate (static tools, direct and
@@ -126,6 +127,7 @@ class EffectiveTools:
         config: RuntimeConfig,
         user_message: str,
         activated: ActivatedToolSet,
+        turn_tools: Sequence[Tool] = (),
     ) -> EffectiveTools:
         """Compose the turn's tools from the registry, the MCP servers and the config.
 
@@ -136,6 +138,10 @@ class EffectiveTools:
         make them visible for `user_message`. Wrappers of deferred servers become stubs (those
         excluded are left out); when there is at least one, `tool_search` is offered, and stubs
         matched by an `always` group are activated into `activated` now.
+
+        `turn_tools` are the tools the turn provides itself (`delegate`, bound to this turn:
+        `turn/delegation.py`). Like `tool_search` they are not granted or narrowed by name
+        (what a sub-agent may use is narrowed instead); `excluded_tools` still removes them.
 
         Raises:
             ValueError: two tools of the turn share a name (for example a registry tool named
@@ -161,6 +167,7 @@ class EffectiveTools:
         tools: list[Tool] = [*static, *filter_mcp_tools(direct, groups, user_message)]
         if len(catalog):
             tools.append(ToolSearchTool(catalog, activated))
+        tools.extend(turn_tools)
         for stub in catalog:
             if always_group_matches(stub.name, groups):
                 activated.activate(stub)
