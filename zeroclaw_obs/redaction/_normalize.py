@@ -98,7 +98,10 @@ _TABLE = _fold_table()
 # `    def…`) reads whole. And the backslash of a JSON-escaped slash (`https:\/\/hooks…`,
 # as PHP and many JSON writers emit URLs), so a URL's secret path reads as written.
 # Linear: literals and fixed-width lookarounds.
-_CONTINUATION = re.compile(r"(?:\\\r?\n|\\\\\\(?:r\\)?n)(?:(?<=[^\s\\]\\\n)[ \t]+)?|(?<!\\)\\(?=/)")
+# (The lookbehind comes after the backslash: first, it costs `re` its literal prefix scan.)
+_CONTINUATION = re.compile(
+    r"(?:\\\r?\n|\\\\\\(?:r\\)?n)(?:(?<=[^\s\\]\\\n)[ \t]+)?|\\(?=/)(?<!\\\\)"
+)
 _INVISIBLE_RUN = re2.compile("[" + "".join(_INVISIBLE) + "]")
 
 

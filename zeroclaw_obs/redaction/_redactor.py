@@ -67,7 +67,7 @@ class Redactor:
     threads: build one per runtime and hand the same instance to every surface.
     """
 
-    __slots__ = ("_json", "_keys", "_quiet", "_scanner", "_walker")
+    __slots__ = ("_json", "_keys", "_scanner", "_walker")
 
     def __init__(self) -> None:
         """Compile the default rules, personal data included."""
@@ -166,7 +166,6 @@ class Redactor:
 
         self._walker = ValueWalker(self._texts, sensitive, allowed=allowed, pii=pii)
         self._json = JsonTextReader(sensitive, self._walker)
-        self._quiet = self._scanner.quiet()
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
@@ -182,10 +181,13 @@ class Redactor:
         Returns:
             The redacted text (`s` itself when nothing matched).
         """
-        # The common case first, in one call: plain ASCII that is its own shadow (no line
-        # continuation to fold, not a document the JSON step would read) and shuts the gate.
-        if s.isascii() and "\\" not in s and s[:1] not in ("{", "[") and self._quiet(s.encode()):
-            return s
+        if s.isascii() and "\\" not in s and s[:1] not in ("{", "["):
+            # The common case, two calls shorter: plain ASCII that is its own shadow (nothing
+            # to fold) and no document the JSON step would read; `_text` does the same.
+            out, settled = self._plain_once(s, None)
+            if settled or out is s:
+                return out
+            return self._until_stable(s, out, None, settled=False)
         return self._text(s, None)
 
     def redact_text_report(self, s: str) -> tuple[str, dict[str, int]]:
@@ -320,15 +322,19 @@ class Redactor:
             if structured is not None:
                 return structured, False
         if text.isascii() and not has_continuation(text):  # the common case: its own shadow
-            found = self._scanner.scan(text)
-            if not found:
-                return text, True
-            return _splice(Folded(text, text, []), found, counts), apart(text, found)
+            return self._plain_once(text, counts)
         folded = fold(text)
         found = self._scanner.scan(folded.shadow)
         if not found:
             return text, True
         return _splice(folded, found, counts), apart(folded.shadow, found)
+
+    def _plain_once(self, text: str, counts: dict[str, int] | None) -> tuple[str, bool]:
+        """`_text_once` for ASCII text with nothing to fold: the text is its own shadow."""
+        found = self._scanner.scan(text)
+        if not found:
+            return text, True
+        return _splice(Folded(text, text, []), found, counts), apart(text, found)
 
 
 def _splice(folded: Folded, found: list[Candidate], counts: dict[str, int] | None) -> str:

@@ -53,15 +53,22 @@ class PhoneColumnRule:
     reports = True
     description = "phone numbers in table columns labelled as phones (CSV/TSV, SQL INSERT)"
     trigger = (
-        rf"(?i:{_LABELS})[A-Za-z_-]*[\"'`]?[ \t]*[,;\t|)]"
-        rf"|[,;\t|(][ \t]*[\"'`]?[A-Za-z_-]*(?i:{_LABELS})"
+        rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*[,;\t|)\r\n]"
+        rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
     )
-    """A label beside a delimiter: a column name, not a word in prose."""
+    """A label beside a delimiter: a column name, not a word in prose. Literal shapes only:
+    a run of letters before the label (`work_phone`) multiplies the gate's states on text
+    full of commas (measured: the whole gate 40% slower on the dense mix)."""
     pii = True
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
-        self._header = compile_pattern(rf"(?m)^[^\r\n]*(?:{self.trigger})[^\r\n]*$")
+        # The trigger's shapes within one line: a line break ends the header, not a label.
+        label = (
+            rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*(?:[,;\t|)]|\r?$)"
+            rf"|(?:^|[,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
+        )
+        self._header = compile_pattern(rf"(?m)^[^\r\n]*(?:{label})[^\r\n]*$")
         self._insert = compile_pattern(
             r"(?i)insert[ \t]+into[ \t]+[^\s(]{1,128}[ \t]*\(([^()\r\n]{1,1000})\)"
             r"[ \t\r\n]*values[ \t\r\n]*"
