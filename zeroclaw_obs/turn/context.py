@@ -28,7 +28,9 @@ from ..observability.events import Correlation
 from ..observability.observer import NoopObserver, Observer
 from .events import EventSink, TurnEventLog
 from .hooks import Hooks
+from .model_switch import ModelSwitchCallback, TurnModelSwitch
 from .provider_call import RetryPolicy
+from .steering import SteeringQueue
 
 if TYPE_CHECKING:
     from ..approval import ApprovalManager
@@ -172,6 +174,10 @@ class ResolvedAgentExecution:
     """The agents this one may hand a task to (the `delegate` tool, `turn/delegation.py`), by
     name; the loop offers `delegate` only when there is one. A sub-agent's own execution has
     none: it may not delegate further."""
+
+    switch_model: ModelSwitchCallback | None = None
+    """Resolves a model-switch request into the provider that serves it (`turn/model_switch.py`);
+    the entry point supplies it and owns what it builds. None: every switch is refused."""
 
     shown: ShownNames = field(init=False, repr=False)
     """The redacted alias, provider, model and tool names every outward surface shows."""
@@ -351,3 +357,11 @@ class TurnState:
 
     correlation: Correlation | None = None
     """Built by the loop at turn start from the turn id, channel and agent alias."""
+
+    steering: SteeringQueue = field(default_factory=SteeringQueue)
+    """Messages the user sends while the turn runs (`steer`); the loop appends them as user
+    messages at the top of the next iteration (`turn/steering.py`)."""
+
+    model_switch: TurnModelSwitch = field(default_factory=TurnModelSwitch)
+    """A model switch a tool or hook asked for, waiting for the next iteration
+    (`turn/model_switch.py`)."""

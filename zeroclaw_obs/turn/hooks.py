@@ -3,9 +3,11 @@
 A before-hook sees each call in the model's order and may let it continue, cancel it (its slot
 reads `Cancelled by hook: {reason}`) or rewrite its name and arguments for the rest of the
 pipeline. A `before_llm_call` hook sees each provider request just before it is sent (a copy
-of its messages, its native tool specs, the model) and may let it go, cancel it (the turn
-ends as aborted: `LLM call cancelled by hook: {reason}`) or rewrite its messages and tools.
-Hooks of each kind run by descending priority; equal priorities keep registration order.
+of its messages, its native tool specs, the provider and model) and may let it go, cancel it
+(the turn ends as aborted: `LLM call cancelled by hook: {reason}`), rewrite its messages and
+tools, or send it and the rest of the turn to another model (`SwitchModel`, see
+`turn/model_switch.py`). Hooks of each kind run by descending priority; equal priorities keep
+registration order.
 
 Risky part: hooks are user code on the turn's path. A before-hook that raises cancels the call
 (fail closed: a policy hook that crashed must not let the call through); an after-hook that
@@ -40,6 +42,7 @@ __all__ = [
     "LlmHookDecision",
     "RewriteCall",
     "RewriteLlmCall",
+    "SwitchModel",
 ]
 
 LLM_CALL_CANCELLED = "LLM call cancelled by hook: {reason}"
@@ -94,10 +97,12 @@ class HookLlmCall:
     messages: list[dict[str, Any]]
     tools: list[ToolSpec]
     model: str
-    """The requested model (read only: a hook cannot switch models here)."""
+    """The requested model (switch it with `SwitchModel`, not by rewriting this field)."""
     iteration: int
     """1-based number of the provider call in the turn."""
     turn_id: str
+    provider: str = ""
+    """The name of the provider the request goes to."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -109,7 +114,24 @@ class RewriteLlmCall:
 
 
 HookDecision = Continue | CancelCall | RewriteCall | None
-LlmHookDecision = Continue | CancelCall | RewriteLlmCall | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SwitchModel:
+    """Send this request, and the rest of the turn, to another model (`turn/model_switch.py`).
+
+    The request is not sent on the model in use: the turn goes on with the agent's
+    `switch_model` callback's provider, from this same iteration, and the hooks run again for
+    it. Naming the provider and model in use is the same as `Continue`; a second switch of one
+    request is ignored (logged); one the callback refuses ends the turn as a cancel does.
+    """
+
+    model: str
+    provider: str | None = None
+    """The provider by name; None: the one in use."""
+
+
+LlmHookDecision = Continue | CancelCall | RewriteLlmCall | SwitchModel | None
 BeforeToolCall = Callable[[HookCall], HookDecision | Awaitable[HookDecision]]
 AfterToolCall = Callable[[HookCall, ToolResult], Awaitable[None] | None]
 BeforeLlmCall = Callable[[HookLlmCall], LlmHookDecision | Awaitable[LlmHookDecision]]
@@ -190,11 +212,17 @@ class Hooks:
                 )
         return call
 
-    async def run_before_llm(self, call: HookLlmCall) -> HookLlmCall | CancelCall:
-        """Run `before_llm_call` hooks in priority order; return the (rewritten) request or a
-        cancellation. Each hook sees the request as the hooks before it left it, through a
-        deep copy of its messages; a hook that raises or returns a malformed rewrite cancels
-        (fail closed), logged by exception type only."""
+    async def run_before_llm(
+        self, call: HookLlmCall, *, allow_switch: bool = True
+    ) -> HookLlmCall | CancelCall | SwitchModel:
+        """Run `before_llm_call` hooks in priority order; return the (rewritten) request, a
+        cancellation or a model switch (which stops the chain: the request is not sent).
+
+        Each hook sees the request as the hooks before it left it, through a deep copy of its
+        messages; a hook that raises or returns a malformed rewrite or switch cancels (fail
+        closed), logged by exception type only. A `SwitchModel` naming the provider and model
+        in use counts as `Continue`, and so does any with `allow_switch` False (logged: the
+        request was already switched once)."""
         for registered in self._before_llm:
             name = _hook_name(registered.hook)
             try:
@@ -206,6 +234,16 @@ class Hooks:
                 return CancelCall(f"hook {name} failed ({type(exc).__name__})")
             if isinstance(decision, CancelCall):
                 return decision
+            if isinstance(decision, SwitchModel):
+                if not _valid_switch(decision):
+                    _log.warning("before_llm_call hook %s returned an invalid switch", name)
+                    return CancelCall(f"hook {name} returned an invalid model switch")
+                if _names_in_use(decision, call):
+                    continue
+                if allow_switch:
+                    return decision
+                _log.warning("before_llm_call hook %s: a second switch of one request", name)
+                continue
             if isinstance(decision, RewriteLlmCall):
                 if not _valid_rewrite(decision):
                     _log.warning("before_llm_call hook %s returned an invalid rewrite", name)
@@ -218,6 +256,7 @@ class Hooks:
                     model=call.model,
                     iteration=call.iteration,
                     turn_id=call.turn_id,
+                    provider=call.provider,
                 )
         return call
 
@@ -244,7 +283,21 @@ def _copied(call: HookLlmCall) -> HookLlmCall:
         model=call.model,
         iteration=call.iteration,
         turn_id=call.turn_id,
+        provider=call.provider,
     )
+
+
+def _valid_switch(switch: SwitchModel) -> bool:
+    model, provider = switch.model, switch.provider
+    return (
+        isinstance(model, str)
+        and bool(model.strip())
+        and (provider is None or isinstance(provider, str))
+    )
+
+
+def _names_in_use(switch: SwitchModel, call: HookLlmCall) -> bool:
+    return switch.model == call.model and switch.provider in (None, call.provider)
 
 
 def _valid_rewrite(rewrite: RewriteLlmCall) -> bool:

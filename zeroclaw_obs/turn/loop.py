@@ -12,6 +12,14 @@ cap, when the turn's `IterationBudget` runs out: a delegated turn shares its par
 provider error (after the retries: the turn's text is the error's one line,
 `ProviderError.line()`).
 
+At the top of each iteration the loop takes what arrived while the last one ran: a model
+switch a tool asked for stops the loop, and `run_tool_call_loop` continues the same turn on
+the new provider with the history so far and the same iteration budget (`model_switch`;
+a `before_llm_call` hook's switch stops it before its request is sent, and that iteration is
+sent on the new model); steering messages are appended as user messages, in order
+(`steering`). An answer with no tool call while steering messages wait does not end the
+turn: the model reads them first.
+
 The answer reaches a streaming client as `chunk` TurnEvents: while it streams when the
 provider streams (`provider_call`), else as one chunk when the turn ends.
 """
@@ -44,11 +52,18 @@ from .dispatch import Dispatcher
 from .events import TurnEvent
 from .history import append_final, append_round, append_user
 from .loop_detection import LoopDetector
+from .model_switch import (
+    ModelSwitchRequested,
+    PendingModelSwitch,
+    continue_on,
+    model_switch_scope,
+)
 from .parse import CallIds, ParseResult, parse_response
 from .prep import prepare_calls
 from .provider_call import report_trim, request_model
 from .results import SlotRecorder
 from .specs import EffectiveTools
+from .steering import append_steering, drop_steering
 
 __all__ = ["TurnOutcome", "cap_error_text", "cap_summary_suffix", "run_tool_call_loop"]
 
@@ -119,8 +134,10 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
             input=execution.redactor.redact_text(state.user_message),
         )
     )
-    with state.cancellation.scope():
+    state.model_switch.bind(execution)
+    with state.cancellation.scope(), model_switch_scope(state.model_switch):
         outcome = await _run_guarded(execution, state)
+        drop_steering(execution, state)
         # Redacted once: the last chunk, the root span's output and (an error's text is the
         # outcome's text) its error.
         shown_text = execution.redactor.redact_text(outcome.text)
@@ -150,7 +167,7 @@ async def run_tool_call_loop(execution: ResolvedAgentExecution, state: TurnState
 
 async def _run_guarded(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
     try:
-        return await _iterate(execution, state)
+        return await _drive(execution, state)
     except TurnAborted as abort:
         return _end(state, TurnOutcomeKind.ABORTED, abort.message, error=abort.message)
     except ProviderError as exc:
@@ -201,60 +218,141 @@ def _end(
     )
 
 
-async def _iterate(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
-    config = execution.config
-    tools = _effective_tools(execution, state)
-    native = execution.provider.native_tools
-    # With `redact_history` on, every text the history carries goes through the redactor:
-    # the user's message, the operator's system prompt, the model's own texts, the results.
-    history = execution.redactor if config.redact_history else None
-    text_protocol = speaks_text_protocol(native_tools=native, strict=config.strict_tool_parsing)
-    system = _SystemPrompt(execution, text_protocol=text_protocol, redactor=history)
-    system.install(state.messages, tools)
-    append_user(state.messages, state.user_message, redactor=history)
-    window = ContextWindow(
-        state.messages, turn_start=len(state.messages) - 1, runtime_texts=(SUMMARY_REQUEST,)
-    )
-    recorder = SlotRecorder(execution, state)
-    call_ids = CallIds(execution.redactor)
-    parse_retries = 0
-    budget = _budget(execution, state)
-    while budget.remaining > 0:
-        if state.cancellation.requested:
-            return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
-        budget.reserve()
-        state.iteration += 1
-        if await _refresh_catalogs(execution):
-            tools = _effective_tools(execution, state)
-        system.install(state.messages, tools)
-        if state.iteration == 1 and config.context_token_budget is not None:
-            _fit_budget(execution, state, window, config.context_token_budget)
-        specs = tools.specs() if native else []
-        response = await request_model(
-            execution, state, specs, tool_count=len(tools.names()), window=window
+async def _drive(execution: ResolvedAgentExecution, state: TurnState) -> TurnOutcome:
+    """The turn from its first request to its end, on each model it switches to."""
+    turn = _Turn(execution, state)
+    while True:
+        ended = await turn.iterate()
+        if isinstance(ended, TurnOutcome):
+            return ended
+        turn.switch(ended)
+
+
+class _Turn:
+    """One turn's loop: what its iterations share, kept across model switches."""
+
+    def __init__(self, execution: ResolvedAgentExecution, state: TurnState) -> None:
+        self.state = state
+        # With `redact_history` on, every text the history carries goes through the
+        # redactor: the user's message, the operator's system prompt, the model's own texts,
+        # the results.
+        self.history = execution.redactor if execution.config.redact_history else None
+        self._bind(execution)
+        self.system.install(state.messages, self.tools)
+        append_user(state.messages, state.user_message, redactor=self.history)
+        self.window = ContextWindow(
+            state.messages, turn_start=len(state.messages) - 1, runtime_texts=(SUMMARY_REQUEST,)
         )
-        parsed = parse_response(
-            response,
-            tool_names=tools.names(),
-            strict=config.strict_tool_parsing,
-            native_provider=native,
-            call_ids=call_ids,
-            aliases=system.aliases,
+        self.call_ids = CallIds(execution.redactor)
+        self.parse_retries = 0
+        self.resend = False
+        """A hook switched the last request before it was sent: send it again, as the same
+        iteration, on the new model."""
+        self.summary_asked = False
+        """The graceful summary's request is in the history (and its iteration counted)."""
+
+    def _bind(self, execution: ResolvedAgentExecution) -> None:
+        """What depends on the provider in use: built at the start and after each switch."""
+        self.execution = execution
+        self.native = execution.provider.native_tools
+        self.tools = _effective_tools(execution, self.state)
+        text_protocol = speaks_text_protocol(
+            native_tools=self.native, strict=execution.config.strict_tool_parsing
         )
-        if parsed.parse_failed:
-            parse_retries += 1
-            if parse_retries > MAX_PARSE_RETRIES:
-                return _end(
-                    state, TurnOutcomeKind.ERROR, PARSE_FAILURE_FINAL, error="tool call parse error"
+        self.system = _SystemPrompt(execution, text_protocol=text_protocol, redactor=self.history)
+        self.recorder = SlotRecorder(execution, self.state)
+
+    def switch(self, pending: PendingModelSwitch) -> None:
+        """Go on with the provider `pending` resolved (reported as `ModelSwitched`)."""
+        state = self.state
+        again = self.resend or self.summary_asked  # that request's iteration is counted
+        first = state.iteration if again else state.iteration + 1
+        self._bind(continue_on(self.execution, state, pending, iteration=first))
+
+    async def iterate(self) -> TurnOutcome | PendingModelSwitch:
+        """Iterate to an end state, or to a model switch (the caller goes on with it)."""
+        execution, state = self.execution, self.state
+        config = execution.config
+        budget = _budget(execution, state)
+        while self.resend or budget.remaining > 0:
+            if state.cancellation.requested:
+                return _end(state, TurnOutcomeKind.CANCELLED, "Turn cancelled.")
+            pending = state.model_switch.take()
+            if pending is not None:
+                return pending
+            if self.resend:
+                self.resend = False
+            else:
+                budget.reserve()
+                state.iteration += 1
+            append_steering(execution, state)
+            if await _refresh_catalogs(execution):
+                self.tools = _effective_tools(execution, state)
+            tools = self.tools
+            self.system.install(state.messages, tools)
+            if state.iteration == 1 and config.context_token_budget is not None:
+                _fit_budget(execution, state, self.window, config.context_token_budget)
+            specs = tools.specs() if self.native else []
+            try:
+                response = await request_model(
+                    execution, state, specs, tool_count=len(tools.names()), window=self.window
                 )
-            append_final(state.messages, response.text, redactor=history)
-            append_user(state.messages, PARSE_ERROR_FEEDBACK)
-            continue
-        if not parsed.calls:
-            append_final(state.messages, parsed.text, redactor=history)
-            return _end(state, TurnOutcomeKind.FINAL, parsed.text)
-        await _tool_round(execution, state, tools, parsed, recorder)
-    return await _at_cap(execution, state, window)
+            except ModelSwitchRequested:
+                self.resend = True
+                continue
+            parsed = parse_response(
+                response,
+                tool_names=tools.names(),
+                strict=config.strict_tool_parsing,
+                native_provider=self.native,
+                call_ids=self.call_ids,
+                aliases=self.system.aliases,
+            )
+            if parsed.parse_failed:
+                self.parse_retries += 1
+                if self.parse_retries > MAX_PARSE_RETRIES:
+                    return _end(
+                        state,
+                        TurnOutcomeKind.ERROR,
+                        PARSE_FAILURE_FINAL,
+                        error="tool call parse error",
+                    )
+                append_final(state.messages, response.text, redactor=self.history)
+                append_user(state.messages, PARSE_ERROR_FEEDBACK)
+                continue
+            if not parsed.calls:
+                append_final(state.messages, parsed.text, redactor=self.history)
+                if state.steering.close_if_idle():
+                    return _end(state, TurnOutcomeKind.FINAL, parsed.text)
+                continue  # the user steered while the model answered: it reads that first
+            await _tool_round(execution, state, tools, parsed, self.recorder)
+        return await self._at_cap()
+
+    async def _at_cap(self) -> TurnOutcome | PendingModelSwitch:
+        """The max-iteration finish. A graceful summary reads the steering messages that
+        wait, and is asked on the model a waiting switch names."""
+        execution, state = self.execution, self.state
+        cap = _budget(execution, state).total
+        if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
+            message = cap_error_text(cap)
+            return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)
+        pending = state.model_switch.take()
+        if pending is not None:
+            return pending
+        if not self.summary_asked:
+            self.summary_asked = True
+            state.iteration += 1
+            append_steering(execution, state)
+            append_user(state.messages, SUMMARY_REQUEST)
+        try:
+            response = await request_model(execution, state, [], tool_count=0, window=self.window)
+        except ModelSwitchRequested:
+            switched = state.model_switch.take()
+            assert switched is not None
+            return switched
+        text = (response.text or "").strip() + cap_summary_suffix(cap)
+        append_final(state.messages, text, redactor=self.history)
+        return _end(state, TurnOutcomeKind.MAX_ITERATIONS, text)
 
 
 def _fit_budget(
@@ -317,22 +415,6 @@ async def _tool_round(
         raise TurnAborted(dispatcher.abort_message)
     if state.cancellation.requested:
         raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
-
-
-async def _at_cap(
-    execution: ResolvedAgentExecution, state: TurnState, window: ContextWindow
-) -> TurnOutcome:
-    cap = _budget(execution, state).total
-    if execution.config.max_iteration_behavior is MaxIterationBehavior.ERROR_AT_CAP:
-        message = cap_error_text(cap)
-        return _end(state, TurnOutcomeKind.MAX_ITERATIONS, message, error=message)
-    append_user(state.messages, SUMMARY_REQUEST)
-    state.iteration += 1
-    response = await request_model(execution, state, [], tool_count=0, window=window)
-    text = (response.text or "").strip() + cap_summary_suffix(cap)
-    redactor = execution.redactor if execution.config.redact_history else None
-    append_final(state.messages, text, redactor=redactor)
-    return _end(state, TurnOutcomeKind.MAX_ITERATIONS, text)
 
 
 class _SystemPrompt:

@@ -7,9 +7,11 @@ full jitter, at least the backend's `Retry-After`), and reports it all to the ob
 `LlmRequest` and one `LlmResponse` per call (one `chat` span), one `ProviderAttempt` per retry
 between them (a span event, an `llm_retry` log line). Text a streaming provider hands over
 (`ProviderRequest.on_text`) leaves as redacted `chunk` TurnEvents through a `ChunkRedactor`.
-Before each call the `before_llm_call` hooks may cancel it (the turn ends aborted) or rewrite
-its messages and tools. A context-window overflow (`ProviderContextOverflowError`) leaves the
-oldest whole turns out (`context_window`) and sends the call once more, as a new call.
+Before each call the `before_llm_call` hooks may cancel it (the turn ends aborted), rewrite
+its messages and tools, or switch its model (nothing is sent: the loop goes on with the new
+model, `turn/model_switch.py`). A context-window overflow (`ProviderContextOverflowError`)
+leaves the oldest whole turns out (`context_window`) and sends the call once more, as a new
+call.
 A stream a provider error or the turn's cancel cuts after text arrived is kept: the history
 gets `{partial}\n\n[stream interrupted]` / `[interrupted by user]`, and the client the rest
 of the partial and the marker as chunks.
@@ -44,12 +46,14 @@ from ..observability.events import (
     ContextTrimmed,
     LlmRequest,
     LlmResponse,
+    ModelSwitchSource,
     ProviderAttempt,
 )
 from ..providers.base import ProviderRequest, ProviderResponse
 from .events import EventSink, TurnEvent
 from .history import INTERRUPTED_BY_USER, STREAM_INTERRUPTED, append_interrupted
-from .hooks import LLM_CALL_CANCELLED, CancelCall, HookLlmCall
+from .hooks import LLM_CALL_CANCELLED, CancelCall, HookLlmCall, SwitchModel
+from .model_switch import ModelSwitch, ModelSwitchRefused, ModelSwitchRequested
 from .streaming import ChunkRedactor
 
 if TYPE_CHECKING:
@@ -109,6 +113,7 @@ async def request_model(
     Raises:
         ProviderError: the last attempt failed, or an attempt failed that may not be retried.
         TurnAborted: a `before_llm_call` hook cancelled the request.
+        ModelSwitchRequested: a `before_llm_call` hook switched the request's model.
         ScenarioExhaustedError: a scripted provider ran out of responses.
         asyncio.CancelledError: the turn was cancelled during a request or a backoff.
     """
@@ -150,11 +155,15 @@ async def _before_llm_call(
 
     Raises:
         TurnAborted: a hook cancelled the request (`LLM call cancelled by hook: {reason}`;
-            the loop redacts that text before it reaches any surface).
+            the loop redacts that text before it reaches any surface), or asked for a model
+            the agent's `switch_model` callback refused.
+        ModelSwitchRequested: a hook switched the request to another model; nothing was
+            sent, the switch waits on the turn state (`turn/model_switch.py`).
     """
     hooks = execution.hooks
     if not hooks.has_before_llm:
         return messages, specs
+    switch = state.model_switch
     decided = await hooks.run_before_llm(
         HookLlmCall(
             messages=messages,
@@ -162,10 +171,21 @@ async def _before_llm_call(
             model=execution.model,
             iteration=state.iteration,
             turn_id=state.turn_id,
-        )
+            provider=execution.provider.name,
+        ),
+        allow_switch=switch.hook_switched_at != state.iteration,
     )
     if isinstance(decided, CancelCall):
         raise TurnAborted(LLM_CALL_CANCELLED.format(reason=decided.reason))
+    if isinstance(decided, SwitchModel):
+        request = ModelSwitch(model=decided.model, provider=decided.provider)
+        try:
+            switched = switch.request(request, source=ModelSwitchSource.HOOK)
+        except ModelSwitchRefused as exc:
+            raise TurnAborted(LLM_CALL_CANCELLED.format(reason=str(exc))) from None
+        if switched:
+            switch.hook_switched_at = state.iteration
+            raise ModelSwitchRequested
     return decided.messages, decided.tools
 
 
