@@ -20,6 +20,10 @@ whether each bundle pattern matches a tool needs the tools themselves (Python to
 servers) and is checked by the wiring (`replay.py`). `Scenario.tool_policy()` is the
 `ToolPolicy` the file describes.
 
+Sub-agents (`agents:`, `ScenarioSubagent`) are the agents the file's agent may hand a task to
+with the `delegate` tool (`turn/delegation.py`): each names its bundles, risk profile and
+prompt, and optionally its own provider; a scripted one may have its own `responses`.
+
 Risky part: a scenario file is untrusted input, and loading it must end in a `Scenario` or in
 one `ConfigError` line, whatever the bytes. Decoding is bounded (`_scenario_decoding.py`:
 nesting, alias expansion, integer size), before anything is built from it. A name the runtime
@@ -71,7 +75,8 @@ from .config import (
     register_field_names,
 )
 from .errors import ConfigError
-from .tools.registry import ToolBundle, ToolPolicy
+from .tools.delegate import DELEGATE
+from .tools.registry import RiskProfile, ToolBundle, ToolPolicy
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -87,6 +92,7 @@ __all__ = [
     "ScenarioProvider",
     "ScenarioProviderError",
     "ScenarioResponse",
+    "ScenarioSubagent",
     "ScenarioTool",
     "ScenarioToolCall",
     "ScenarioUsage",
@@ -161,6 +167,30 @@ class ScenarioResponse(StrictModel):
         return self
 
 
+class ScenarioSubagent(StrictModel):
+    """A sub-agent (`agents: {name: {...}}`): the `delegate` tool runs it as a nested turn.
+
+    Its key is its name: the `agent` argument of `delegate` and its `gen_ai.agent.name`. Its
+    tools are its bundles' tools among those its parent has (never more); its approval is its
+    parent's under its risk profile as a ceiling (`full` cannot loosen it).
+    """
+
+    description: str = ""
+    """What it is for: listed in `delegate`'s description so the model can choose."""
+    system_prompt: str | None = None
+    """Its own operator prompt; the parent's is not inherited."""
+    bundles: list[Name] | None = None
+    """Keys of the file's `bundles`; None (absent): every tool its parent has; `[]`: none."""
+    risk_profile: RiskProfile | None = None
+    """`full | supervised | read_only`, applied on top of the parent's."""
+    provider: ScenarioProvider | None = None
+    """Its own provider; None (absent): the parent's."""
+    responses: list[ScenarioResponse] = Field(default_factory=list)
+    """Its own scripted replies, replayed from the first for each delegation. Without them,
+    a sub-agent of a scripted parent takes the next responses of the parent's script (the
+    order the calls happen, as `--record` writes them)."""
+
+
 class Scenario(StrictModel):
     """A whole scripted turn."""
 
@@ -175,6 +205,8 @@ class Scenario(StrictModel):
     mcp_servers: list[ScenarioMcpServer] = Field(default_factory=list)
     bundles: dict[Name, ScenarioBundle] = Field(default_factory=dict)
     """Named tool sets an agent is granted by `agent.bundles` (`ScenarioBundle`)."""
+    agents: dict[Name, ScenarioSubagent] = Field(default_factory=dict)
+    """Sub-agents the agent may delegate to (`delegate`), by name (`ScenarioSubagent`)."""
     responses: list[ScenarioResponse] = Field(default_factory=list)
     """The scripted model's replies, in order: required for `kind: scripted`, refused for a
     real backend (a file without them is an agent file)."""
@@ -237,19 +269,46 @@ class Scenario(StrictModel):
                     )
         return self
 
+    @model_validator(mode="after")
+    def _subagents_resolve(self) -> Scenario:
+        # Sub-agent names and bundle keys are operator words: problems name the place only.
+        for key, agent in self.agents.items():
+            for index, name in enumerate(agent.bundles or ()):
+                if name not in self.bundles:
+                    raise FieldProblem(("agents", key, "bundles", index), "not a key of `bundles`")
+            real = (agent.provider or self.provider).real
+            if real and agent.responses:
+                raise FieldProblem(
+                    ("agents", key, "responses"),
+                    "a sub-agent on a real provider replays nothing: remove `responses`, or "
+                    "give it `provider: {kind: scripted}`",
+                )
+            if agent.provider is not None and not real and not agent.responses:
+                raise FieldProblem(
+                    ("agents", key, "responses"),
+                    "a sub-agent with its own scripted provider needs at least one response",
+                )
+        return self
+
+    def subagent_bundles(self, name: str) -> tuple[ToolBundle, ...] | None:
+        """The bundles sub-agent `name` names (None: every tool its parent has)."""
+        names = self.agents[name].bundles
+        if names is None:
+            return None
+        return tuple(self._bundle(key) for key in dict.fromkeys(names))
+
+    def _bundle(self, key: str) -> ToolBundle:
+        bundle = self.bundles[key]
+        return ToolBundle(
+            name=key, tools=tuple(bundle.tools), mcp_servers=tuple(bundle.mcp_servers)
+        )
+
     def tool_policy(self) -> ToolPolicy:
         """The agent's `ToolPolicy`: its bundles (None without `agent.bundles`) and risk
         profile, with no narrowing."""
         granted = None
         if self.agent.bundles is not None:
-            granted = tuple(
-                ToolBundle(
-                    name=name,
-                    tools=tuple(self.bundles[name].tools),
-                    mcp_servers=tuple(self.bundles[name].mcp_servers),
-                )
-                for name in dict.fromkeys(self.agent.bundles)
-            )
+            granted = tuple(self._bundle(name) for name in dict.fromkeys(self.agent.bundles))
         return ToolPolicy(bundles=granted, profile=self.agent.risk_profile)
 
     @model_validator(mode="after")
@@ -268,6 +327,14 @@ class Scenario(StrictModel):
                         path,
                         f"`{TOOL_SEARCH}` is the built-in tool offered beside deferred MCP "
                         "servers; choose another name",
+                    )
+        if self.agents:
+            for path, name in self._tool_names():
+                if name == DELEGATE:
+                    raise FieldProblem(
+                        path,
+                        f"`{DELEGATE}` is the built-in tool offered when the file has `agents`; "
+                        "choose another name",
                     )
         return self
 
@@ -304,6 +371,10 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     if problem is not None:
         raise ConfigError(f"{source}: {problem}")
     reject_keys_in_file(data, source)
+    agents = data.get("agents")
+    if isinstance(agents, dict):
+        for n, agent in enumerate(agents.values(), 1):
+            reject_keys_in_file(agent, f"{source}: agents.<key {n}>")
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
