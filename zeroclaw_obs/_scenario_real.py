@@ -323,6 +323,10 @@ class ScenarioProvider(StrictModel):
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     """The cap on each answer's output tokens. Sent as `max_tokens` (the field every
     OpenAI-compatible server reads); Anthropic requires one and gets 4,096 when None."""
+    models: list[Name] = Field(default_factory=list, max_length=64)
+    """Other models of this backend a model switch may name (`turn/model_switch.py`,
+    `model_targets.py`): everything else stays as this section says. `model` is always
+    allowed; a switch to any other model is refused."""
 
     @model_validator(mode="before")
     @classmethod

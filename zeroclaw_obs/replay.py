@@ -10,19 +10,23 @@ The provider is built by kind (`build_provider`): the scripted one replays `resp
 one (`openai`, `anthropic`) is imported only when built, so a scripted run (`demo`) never
 imports httpx. Its key is read from the environment variable `api_key_env` names
 (`resolve_api_key`), never from the file. Whoever runs the turn awaits `provider.aclose()`.
+The execution's model-switch callback serves the file's `provider.models`
+(`model_targets.ModelTargets`); `Replay.run` closes the providers it built.
 
 Tool assembly is wired here too: the registry carries the file's `ToolPolicy` (bundles, risk
 profile) narrowed by the run's `allowed_tools`, the approval config is the risk profile's
 (`profile_approval`), a real MCP server no granted bundle can reach is never started, and a
 bundle pattern or an allow-list entry that matches nothing is bad input
 (`assembly.check_tool_patterns`: before the run for the tools the file and Python give, again
-once real servers have listed theirs).
+once real servers have listed theirs). The file's sub-agents (`agents:`) join the execution
+through `subagents.build_subagents`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -33,6 +37,7 @@ from .approval import ApprovalManager, AuditLog, TerminalPrompter
 from .assembly import agent_tools, check_tool_patterns, reachable_real_servers
 from .config import build_redactor
 from .errors import BadInputError, ConfigError
+from .model_targets import ModelTargets
 from .observability.observer import NoopObserver, Observer
 from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
@@ -40,6 +45,7 @@ from .receipts import ReceiptGenerator
 from .record import TurnRecorder
 from .redaction import Redactor
 from .scenario import Scenario, ScenarioProvider, ScenarioResponse
+from .subagents import build_subagents
 from .tools.base import Tool
 from .tools.deferred import ActivatedToolSet
 from .tools.mcp import McpServer
@@ -79,6 +85,9 @@ class Replay:
     it, this copy is for `check_tool_patterns`."""
     allowed_tools_field: str = "allowed_tools"
     """How an error names the narrowing (`--allow-tool` on the command line)."""
+    model_targets: ModelTargets | None = None
+    """The execution's `switch_model` callback (`provider.models`); `run` closes what it
+    built when the turn ends, a server when it stops."""
 
     def check_tool_patterns(self, pending: Sequence[str] = ()) -> None:
         """`check_tool_patterns` on this replay's tools (the registry and the MCP servers
@@ -144,6 +153,8 @@ class Replay:
         finally:
             if timer is not None:
                 timer.cancel()
+            if self.model_targets is not None:
+                await self.model_targets.aclose()
 
 
 def build_replay(
@@ -211,6 +222,11 @@ def build_replay(
     if allowed_tools is not None:
         registry = registry.narrowed(allowed_tools)
     provider = build_provider(scenario.provider, scenario.responses, source=source, env=env)
+    targets = ModelTargets(
+        scenario.provider,
+        build=functools.partial(build_provider, source=source, env=env),
+        wrap=None if recorder is None else recorder.provider,
+    )
     audit = audit if audit is not None else AuditLog()
     terminal = terminal or TerminalPrompter()
     hooks = hooks if hooks is not None else Hooks()
@@ -221,6 +237,7 @@ def build_replay(
         approval = recorder.approvals(config.approval, audit=audit, terminal=terminal)
         hooks.add_after(recorder.record_tool_result)
         recorder.track_tools(list(registry), servers)
+    targets.primary = provider
     events = TurnEventLog()
     execution = ResolvedAgentExecution(
         alias=scenario.agent.alias,
@@ -234,7 +251,16 @@ def build_replay(
         observer=observer or NoopObserver(),
         receipts=ReceiptGenerator(receipt_key) if config.receipts.enabled else None,
         hooks=hooks,
+        subagents=build_subagents(
+            scenario,
+            build_provider=build_provider,
+            check_key=resolve_api_key,
+            source=source,
+            env=env,
+            wrap=None if recorder is None else recorder.provider,
+        ),
         system_prompt=scenario.system_prompt,
+        switch_model=targets,
     )
     state = TurnState(
         user_message=user_message or scenario.user,
@@ -254,6 +280,7 @@ def build_replay(
         source=source,
         allowed_tools=None if allowed_tools is None else tuple(allowed_tools),
         allowed_tools_field=allowed_tools_field,
+        model_targets=targets,
     )
 
 

@@ -121,6 +121,15 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
             {"turn_id": handle.turn_id, "conversation_id": handle.conversation_id}, 202
         )
 
+    async def steer_turn(request: Request) -> Response:
+        turn_id = request.path_params["turn_id"]
+        data = await read_json(request, {"message": str})
+        message = data.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise ServerError(400, "bad_request", "message: required, a non-empty string")
+        pending = runtime.steer(turn_id, message)
+        return _json_response({"turn_id": turn_id, "pending": pending}, 202)
+
     async def get_turn(request: Request) -> Response:
         return _json_response(_turn(request).status())
 
@@ -197,6 +206,7 @@ def build_app(runtime: ServerRuntime, token: str) -> ASGIApp:
         Route("/metrics", metrics),
         Route("/v1/turns", _guarded(post_turn), methods=["POST"]),
         Route("/v1/turns/{turn_id}", _guarded(get_turn)),
+        Route("/v1/turns/{turn_id}/steer", _guarded(steer_turn), methods=["POST"]),
         Route("/v1/turns/{turn_id}/events", _guarded(turn_events)),
         Route("/v1/approvals", _guarded(list_approvals)),
         Route("/v1/approvals/{approval_id}", _guarded(decide), methods=["POST"]),

@@ -9,6 +9,11 @@ those three swapped in, so nothing of one conversation is seen by another. A tur
 `allowed_tools` also gets the agent's registry narrowed to them (`ToolRegistry.narrowed`): for
 that turn only, and it can only remove tools.
 
+A running turn can be steered (`steer`): the message waits on the turn's state and the
+model reads it from the turn's next iteration (`turn/steering.py`). A turn's model switch
+resolves through the agent's `provider.models` (`model_targets.ModelTargets`, real providers
+built once per model and closed with the runtime).
+
 A `TurnHandle` keeps a turn's events (TurnEvents as `--events-out` writes them, plus
 `approval_request`, `approval_decided` and a last `turn_end`) so a client that connects late
 still gets the turn from its start; `OperatorFeed` fans every event out to the operator page.
@@ -46,6 +51,7 @@ from ..tools.deferred import ActivatedToolSet
 from ..tools.registry import ToolRegistry
 from ..turn.context import CONVERSATION_ID, ResolvedAgentExecution, TurnState, new_turn_id
 from ..turn.loop import run_tool_call_loop
+from ..turn.steering import Steered
 from .approvals import ApprovalBroker
 from .streams import OperatorFeed, TurnHandle
 
@@ -204,6 +210,8 @@ class ServerRuntime:
             stack, self._mcp = self._mcp, None
             await stack.aclose()
         await self._agent.provider.aclose()
+        if self._replay.model_targets is not None:
+            await self._replay.model_targets.aclose()
 
     def cancel_all(self) -> None:
         """Cancel every running turn (each ends as `cancelled`, its open cards closed)."""
@@ -327,6 +335,33 @@ class ServerRuntime:
             conversation.last_used = time.monotonic()
             conversation.trim(self.settings.max_history_messages)
             self._running.discard(handle)
+
+    def steer(self, turn_id: str, message: str) -> int:
+        """Queue `message` for the running turn `turn_id`: the model reads it, as a user
+        message, from the turn's next iteration (`turn/steering.py`).
+
+        Returns:
+            How many messages of the turn now wait for its next iteration.
+
+        Raises:
+            ServerError: no such turn (404), the turn has finished (409), or too many
+                messages already wait for it (429).
+        """
+        handle = self.turn(turn_id)
+        if handle is None:
+            raise ServerError(404, "not_found", "no turn with this id")
+        state = handle.state
+        steered = (
+            Steered.TURN_ENDED if handle.done or state is None else state.steering.steer(message)
+        )
+        if steered is Steered.TURN_ENDED:
+            raise ServerError(409, "turn_finished", "the turn has finished")
+        if steered is Steered.QUEUE_FULL:
+            raise ServerError(
+                429, "too_many_steering", "too many steering messages wait for this turn"
+            )
+        assert state is not None
+        return state.steering.pending
 
     def _narrowed_registry(self, allowed_tools: Sequence[str] | None) -> ToolRegistry:
         """The agent's registry, narrowed for one turn when it brings `allowed_tools`.
