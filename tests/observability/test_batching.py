@@ -181,6 +181,68 @@ class TestBoundedBatcher:
             BoundedBatcher(lambda b: True, signal=Signal.TRACES, health=TelemetryHealth(), **kwargs)
 
 
+class TestWaitForRoom:
+    def batcher(self, gate: Gate) -> BoundedBatcher:
+        return BoundedBatcher(
+            gate, signal=Signal.TRACES, health=TelemetryHealth(), max_queue_size=4,
+            max_export_batch_size=2, schedule_delay_s=60,
+        )  # fmt: skip
+
+    def test_room_is_answered_at_once(self):
+        """With room for `count` more items, it returns True without waiting."""
+        gate = Gate()
+        batcher = self.batcher(gate)
+        batcher.emit(1)
+        started = time.perf_counter()
+        assert batcher.wait_for_room(3, 5.0)
+        assert time.perf_counter() - started < 0.5
+        gate.release.set()
+        batcher.shutdown(5)
+
+    def test_it_waits_for_the_worker_to_take_a_batch(self):
+        """A full queue: it wakes the worker and returns once the worker has taken a batch."""
+        gate = Gate()
+        gate.release.set()
+        batcher = self.batcher(gate)
+        for item in range(4):
+            batcher.emit(item)  # full: the worker may already be taking a batch
+        assert batcher.wait_for_room(4, 5.0)
+        assert batcher.force_flush(5)
+        assert [0, 1, 2, 3] == gate.shipped
+        batcher.shutdown(5)
+
+    def test_a_stuck_exporter_times_out(self):
+        """The worker is stuck in an export and the queue is full: False after the timeout."""
+        gate = Gate()
+        batcher = self.batcher(gate)
+        batcher.emit(1)
+        batcher.emit(2)
+        assert gate.entered.wait(5)  # the worker holds [1, 2]
+        for item in range(3, 7):
+            batcher.emit(item)
+        started = time.perf_counter()
+        assert not batcher.wait_for_room(1, 0.2)
+        assert 0.15 < time.perf_counter() - started < 2.0
+        gate.release.set()
+        batcher.shutdown(5)
+
+    def test_closing_ends_the_wait(self):
+        """A shutdown while a producer waits lets it go at once."""
+        gate = Gate()
+        batcher = self.batcher(gate)
+        for item in range(6):
+            batcher.emit(item)
+        assert gate.entered.wait(5)
+        outcome: list[bool] = []
+        waiter = threading.Thread(target=lambda: outcome.append(batcher.wait_for_room(4, 30)))
+        waiter.start()
+        time.sleep(0.1)
+        batcher.shutdown(0.1)
+        waiter.join(5)
+        assert not waiter.is_alive()
+        gate.release.set()
+
+
 class TestBoundedBatchSpanProcessor:
     def test_spans_reach_the_exporter_on_flush(self):
         """Ended spans are exported by the worker; `force_flush` waits for them."""

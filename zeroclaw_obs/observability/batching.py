@@ -113,6 +113,8 @@ class BoundedBatcher(Generic[T]):
         self._wake_at = wake_at or max_export_batch_size
         self._delay = schedule_delay_s
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
+        """Notified whenever the worker takes items out (or gives up): see `wait_for_room`."""
         self._wake = threading.Event()
         self._flush_waiters: list[threading.Event] = []
         self._closing = False
@@ -137,6 +139,7 @@ class BoundedBatcher(Generic[T]):
         """In a forked child: fresh locks and a worker of its own; the parent's queue stays the
         parent's to export (the child would ship it twice)."""
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
         self._wake = threading.Event()
         self._flush_waiters = []
         self._queue.clear()
@@ -164,6 +167,23 @@ class BoundedBatcher(Generic[T]):
     def wake(self) -> None:
         """Ask the worker to export what is queued now, without waiting for it."""
         self._wake.set()
+
+    def wait_for_room(self, count: int, timeout_s: float) -> bool:
+        """Wait until `count` more items fit (at most `timeout_s`), waking the worker if it
+        must make the room. For a producer that is itself a worker thread and may wait, so
+        that a fast producer does not overrun a slower exporter; never call it on the turn's
+        path. Returns at once once closing.
+
+        Returns:
+            True when there is room now.
+        """
+        limit = self._queue.maxlen - count  # type: ignore[operator]
+        with self._room:
+            if len(self._queue) <= limit or self._closing:
+                return len(self._queue) <= limit
+            self._wake.set()
+            self._room.wait_for(lambda: len(self._queue) <= limit or self._closing, timeout_s)
+            return len(self._queue) <= limit
 
     def force_flush(self, timeout_s: float) -> bool:
         """Ask the worker to export everything queued; wait at most `timeout_s`.
@@ -197,6 +217,7 @@ class BoundedBatcher(Generic[T]):
             if self._closing:
                 return not self._worker.is_alive()
             self._closing = True
+            self._room.notify_all()
         self._wake.set()
         limit = max(timeout_s, 0.0)
         if self._wait_until is not None:
@@ -238,6 +259,7 @@ class BoundedBatcher(Generic[T]):
                 count = min(self._batch_size, len(self._queue))
                 batch = [self._queue.popleft() for _ in range(count)]
                 self._in_flight = count
+                self._room.notify_all()
             self._ship(batch)
 
     def _ship(self, batch: list[T]) -> None:
@@ -326,6 +348,11 @@ class BoundedBatchSpanProcessor(SpanProcessor):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return self._batcher.force_flush(timeout_millis / 1000)
+
+    def wait_for_room(self, count: int, timeout_s: float) -> bool:
+        """Wait until `count` more spans fit in the queue (`BoundedBatcher.wait_for_room`):
+        for the span build worker, so it does not outrun this exporter."""
+        return self._batcher.wait_for_room(count, timeout_s)
 
     def shutdown(self) -> None:
         """Drain within `shutdown_timeout_s`, then shut the exporter down (idempotent)."""

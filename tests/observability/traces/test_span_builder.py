@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import warnings
 
 import pytest
@@ -352,7 +353,51 @@ TURN = {
 }
 
 
+class SlowExporter(InMemorySpanExporter):
+    """An exporter several times slower than building a span directly."""
+
+    def export(self, spans):
+        time.sleep(0.002)
+        return super().export(spans)
+
+
 class TestSpanBuilder:
+    def test_a_fast_build_does_not_overrun_a_slow_exporter(self):
+        """1,000 records built directly into a 64-span export queue drained 32 at a time by a
+        slow exporter: the build worker waits for room, so every span is exported and none
+        is dropped."""
+        health = TelemetryHealth()
+        slow = SlowExporter()
+        provider = TracerProvider(id_generator=SpanIdHandoff(RandomIdGenerator()))
+        provider.add_span_processor(
+            BoundedBatchSpanProcessor(
+                slow, health=health, max_queue_size=64, max_export_batch_size=32
+            )
+        )
+        tracer = provider.get_tracer("zeroclaw_obs")
+        handoff = install_handoff(tracer)
+        root = tracer.start_span("root")
+        builder = SpanBuilder(
+            tracer,
+            handoff,
+            failed=lambda exc, where: None,
+            health=health,
+            max_queue_size=2048,
+            schedule_delay_s=5.0,
+        )
+        assert DirectBuild.probe(tracer, handoff) is not None
+        for n in range(1000):
+            record = PendingSpan.child_of(
+                root, trace.set_span_in_context(root), handoff, f"s{n}", SpanKind.INTERNAL,
+                1, {"n": n},
+            )  # fmt: skip
+            builder.emit(record.close(2))
+        assert builder.shutdown(30.0)
+        provider.force_flush(30_000)
+        assert 1000 == len(slow.get_finished_spans())
+        assert {} == dict(health.snapshot().dropped)
+        provider.shutdown()
+
     async def test_a_processor_added_mid_run_sees_every_later_span(self, setup):
         """Added after the observer: it sees every span of the next turn, start and end."""
         observer = SpanObserver(setup.provider)

@@ -9,6 +9,7 @@ event is already redacted by the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -20,7 +21,9 @@ from ..events import (
     LlmRequest,
     LlmResponse,
     LoopDetection,
+    ModelSwitched,
     ProviderAttempt,
+    SteeringMessages,
     ToolCall,
     ToolCallStart,
     ToolOutcome,
@@ -30,6 +33,7 @@ from ..events import (
 
 __all__ = [
     "DESCRIPTION_LIMIT",
+    "ROOT_EVENTS",
     "TOOL_ERROR_TYPES",
     "TOOL_TYPES",
     "TURN_ERROR_TYPES",
@@ -41,6 +45,8 @@ __all__ = [
     "loop_attributes",
     "progress_attributes",
     "status_description",
+    "steering_attributes",
+    "switch_attributes",
     "tool_end_attributes",
     "tool_start_attributes",
     "trimmed_attributes",
@@ -271,3 +277,32 @@ def trimmed_attributes(event: ContextTrimmed) -> dict[str, Any]:
         "zeroclaw.context.tokens_after": event.tokens_after,
         "zeroclaw.context.token_budget": event.token_budget,
     }
+
+
+def switch_attributes(event: ModelSwitched) -> dict[str, Any]:
+    """A `zeroclaw.model.switch` event on the turn's root (shown names)."""
+    return {
+        "zeroclaw.model.switch.source": event.source.value,
+        "zeroclaw.iteration": event.iteration,
+        "zeroclaw.model.from": event.from_model,
+        "zeroclaw.model.to": event.to_model,
+        "zeroclaw.provider.from": event.from_provider,
+        "zeroclaw.provider.to": event.to_provider,
+    }
+
+
+def steering_attributes(event: SteeringMessages) -> dict[str, Any]:
+    """A `zeroclaw.steering` event on the turn's root: the count, never the text."""
+    return {
+        "zeroclaw.steering.count": event.count,
+        "zeroclaw.steering.applied": event.applied,
+        "zeroclaw.iteration": event.iteration,
+    }
+
+
+ROOT_EVENTS: dict[type, tuple[str, Callable[[Any], dict[str, Any]]]] = {
+    ContextTrimmed: ("zeroclaw.context.trimmed", trimmed_attributes),
+    ModelSwitched: ("zeroclaw.model.switch", switch_attributes),
+    SteeringMessages: ("zeroclaw.steering", steering_attributes),
+}
+"""Turn-level facts recorded as events on the live root span: event name and attributes."""

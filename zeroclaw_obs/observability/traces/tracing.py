@@ -53,6 +53,7 @@ from ..events import (
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .attributes import (
+    ROOT_EVENTS,
     TOOL_ERROR_TYPES,
     TOOL_TYPES,
     TURN_ERROR_TYPES,
@@ -66,7 +67,6 @@ from .attributes import (
     status_description,
     tool_end_attributes,
     tool_start_attributes,
-    trimmed_attributes,
     truncation_attributes,
     turn_end_attributes,
     turn_start_attributes,
@@ -174,9 +174,9 @@ class SpanObserver:
             ToolProgress: self._tool_progress,
             ApprovalDecision: self._approval,
             LoopDetection: self._loop_detection,
-            ContextTrimmed: self._context_trimmed,
-            ModelSwitched: self._model_switched,
-            SteeringMessages: self._steering,
+            ContextTrimmed: self._root_event,
+            ModelSwitched: self._root_event,
+            SteeringMessages: self._root_event,
         }
         self._builder = SpanBuilder(
             self._tracer,
@@ -451,39 +451,13 @@ class SpanObserver:
         span = self._open.tool_span(turn, event.tool_call_id) or turn.root
         span.add_event("zeroclaw.loop_detection", loop_attributes(event), event.time_ns)
 
-    def _context_trimmed(self, event: ContextTrimmed) -> None:
-        """A `zeroclaw.context.trimmed` event on the live root span: counts only."""
+    def _root_event(self, event: ContextTrimmed | ModelSwitched | SteeringMessages) -> None:
+        """An event on the turn's live root span (`ROOT_EVENTS`: its name and attributes)."""
         turn = self._open.turn(event.correlation.turn_id)
         if turn is None:
             return
-        turn.root.add_event("zeroclaw.context.trimmed", trimmed_attributes(event), event.time_ns)
-
-    def _model_switched(self, event: ModelSwitched) -> None:
-        """A `zeroclaw.model.switch` event on the live root span (shown names)."""
-        turn = self._open.turn(event.correlation.turn_id)
-        if turn is None:
-            return
-        attributes = {
-            "zeroclaw.model.switch.source": event.source.value,
-            "zeroclaw.iteration": event.iteration,
-            "zeroclaw.model.from": event.from_model,
-            "zeroclaw.model.to": event.to_model,
-            "zeroclaw.provider.from": event.from_provider,
-            "zeroclaw.provider.to": event.to_provider,
-        }
-        turn.root.add_event("zeroclaw.model.switch", attributes, event.time_ns)
-
-    def _steering(self, event: SteeringMessages) -> None:
-        """A `zeroclaw.steering` event on the live root span: the count, never the text."""
-        turn = self._open.turn(event.correlation.turn_id)
-        if turn is None:
-            return
-        attributes = {
-            "zeroclaw.steering.count": event.count,
-            "zeroclaw.steering.applied": event.applied,
-            "zeroclaw.iteration": event.iteration,
-        }
-        turn.root.add_event("zeroclaw.steering", attributes, event.time_ns)
+        name, attributes = ROOT_EVENTS[type(event)]
+        turn.root.add_event(name, attributes(event), event.time_ns)
 
     def _approval(self, event: ApprovalDecision) -> None:
         turn = self._open.turn(event.correlation.turn_id, for_span=True)
