@@ -182,9 +182,13 @@ class Redactor:
             The redacted text (`s` itself when nothing matched).
         """
         if s.isascii() and "\\" not in s and s[:1] not in ("{", "["):
-            # The common case, two calls shorter: plain ASCII that is its own shadow (nothing
-            # to fold) and no document the JSON step would read; `_text` does the same.
-            out, settled = self._plain_once(s, None)
+            # The common case first, in few calls: plain ASCII that is its own shadow
+            # (nothing to fold) and no document the JSON step would read; most such text
+            # shuts the gate. Otherwise exactly what `_text` does, gated once.
+            hits = self._scanner.gate(s.encode())
+            if not hits:
+                return s
+            out, settled = self._plain_once(s, None, hits)
             if settled or out is s:
                 return out
             return self._until_stable(s, out, None, settled=False)
@@ -329,9 +333,15 @@ class Redactor:
             return text, True
         return _splice(folded, found, counts), apart(folded.shadow, found)
 
-    def _plain_once(self, text: str, counts: dict[str, int] | None) -> tuple[str, bool]:
-        """`_text_once` for ASCII text with nothing to fold: the text is its own shadow."""
-        found = self._scanner.scan(text)
+    def _plain_once(
+        self, text: str, counts: dict[str, int] | None, gated: Sequence[int] | None = None
+    ) -> tuple[str, bool]:
+        """`_text_once` for ASCII text with nothing to fold: the text is its own shadow.
+
+        Args:
+            gated: the gate's answer for `text`, when the caller already asked.
+        """
+        found = self._scanner.scan(text, gated=gated)
         if not found:
             return text, True
         return _splice(Folded(text, text, []), found, counts), apart(text, found)

@@ -321,8 +321,26 @@ class Scanner:
         """The rules in chain order."""
         return self._rules
 
+    def gate(self, data: bytes) -> list[int]:
+        """The chain indices of the rules whose triggers `data` (UTF-8) holds; empty when no
+        rule can match there. A caller that gates first hands the result to `scan`."""
+        hits = self._gate_match(data)
+        if hits:
+            order = self._set_rules
+            hits = [order[i] for i in hits]
+        for index, match in self._alone:
+            if match(data):
+                hits.append(index)
+        return hits  # type: ignore[no-any-return]
+
     def scan(
-        self, text: str, *, depth: int = 0, pii: bool = True, ungated: bool = False
+        self,
+        text: str,
+        *,
+        depth: int = 0,
+        pii: bool = True,
+        ungated: bool = False,
+        gated: Sequence[int] | None = None,
     ) -> list[Candidate]:
         """The spans of `text` to replace, sorted and not overlapping.
 
@@ -332,6 +350,7 @@ class Scanner:
             pii: run the personal-data rules.
             ungated: run every rule whatever the gate says: the reference the gate is
                 tested against, never used on the hot path.
+            gated: what `gate` answered for this very text, when the caller already asked.
 
         Returns:
             Resolved candidates, in text order.
@@ -344,14 +363,10 @@ class Scanner:
             data = text.encode()
         if ungated:
             hits: Sequence[int] = range(len(self._rules) + 1)
-        else:  # the gate, inline: on clean text this is the whole scan (see the slots above)
-            hits = self._gate_match(data)
-            if hits:
-                order = self._set_rules
-                hits = [order[i] for i in hits]
-            for index, match in self._alone:
-                if match(data):
-                    hits.append(index)
+        elif gated is not None:
+            hits = gated
+        else:  # on clean text this is the whole scan
+            hits = self.gate(data)
         if not hits:
             return []
         rules = self._rules
