@@ -11,11 +11,14 @@ import pytest
 
 from zeroclaw_obs.approval import AuditLog, Decision
 from zeroclaw_obs.errors import ConfigError
+from zeroclaw_obs.observability.events import LlmRequest
 from zeroclaw_obs.observability.observer import NoopObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.scenario import parse_scenario
 from zeroclaw_obs.server.runtime import ServerError, ServerRuntime, ServeSettings
 from zeroclaw_obs.server.streams import FEED_LAG_LIMIT, OperatorFeed, TurnHandle
+
+from ..conftest import RecordingObserver
 
 ANSWER = {
     "user": "hello",
@@ -322,3 +325,64 @@ class TestBundles:
         with pytest.raises(ConfigError, match=r"bundles.<key 1>.tools.1: matches no tool"):
             await server.start()
         await server.aclose()
+
+
+SWITCHING = {
+    **ANSWER,
+    "provider": {"model": "small", "models": ["big"]},
+    "python_tools": ["tests.server.switch_tools:use_model"],
+    "config": {"approval": {"auto_approve": ["use_model"]}},
+    "responses": [
+        {"tool_calls": [{"name": "use_model", "arguments": {"model": "big"}}]},
+        {"text": "done"},
+    ],
+}
+
+
+class TestModelSwitchAndSteering:
+    async def test_each_turn_switches_on_its_own_script(self):
+        """The runtime's turn runner goes on with the switched model: each turn replays its
+        script from the start, on the file's model first, then on the one it switched to;
+        the agent itself never changes."""
+        recording = RecordingObserver()
+        server = ServerRuntime(
+            parse_scenario(SWITCHING, "agent.yaml"),
+            ServeSettings(),
+            source="agent.yaml",
+            observer=recording,
+            redactor=Redactor(),
+            audit=AuditLog(keep_last=10),
+        )
+        first = await finish(server.start_turn("one", "c1"))
+        second = await finish(server.start_turn("two", "c2"))
+        assert ("final", "final") == (first.outcome, second.outcome)
+        assert ["small", "big", "small", "big"] == [e.model for e in recording.of(LlmRequest)]
+        assert "small" == server._agent.provider.model
+        await server.aclose()
+
+    async def test_steering_a_running_turn(self):
+        """`steer` queues for the running turn, which reads it at its next iteration; a
+        finished or unknown turn is refused with its status."""
+        slow = {
+            **ANSWER,
+            "tools": [
+                {
+                    **ANSWER["tools"][0],
+                    "responses": [{"default": {"output": "found", "delay_ms": 300}}],
+                }
+            ],
+        }
+        server = runtime(slow)
+        handle = server.start_turn("one", "c1")
+        await asyncio.sleep(0.1)
+        assert 1 == server.steer(handle.turn_id, "also check y")
+        await finish(handle)
+        users = [m["content"] for m in server.history("c1") or [] if m["role"] == "user"]
+        assert ["one", "also check y"] == users
+        with pytest.raises(ServerError) as finished:
+            server.steer(handle.turn_id, "late")
+        with pytest.raises(ServerError) as unknown:
+            server.steer("nope", "hi")
+        assert [(409, "turn_finished"), (404, "not_found")] == [
+            (e.value.status, e.value.code) for e in (finished, unknown)
+        ]
