@@ -107,9 +107,10 @@ class TestScriptedModel:
             )
             for s in chats
         ]
-        assert ("final", 2) == (
+        assert ("final", 2, "small-model") == (
             root["attributes"]["zeroclaw.turn.outcome"],
             root["attributes"]["zeroclaw.turn.iterations"],
+            root["attributes"]["gen_ai.request.model"],
         )
         assert [
             {

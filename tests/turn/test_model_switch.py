@@ -413,7 +413,7 @@ class TestSurfaces:
             (s.name, s.attributes["gen_ai.request.model"]) for s in chats
         ]
         assert all(s.parent.span_id == root.context.span_id for s in chats)
-        assert "small" == root.attributes.get("gen_ai.request.model", "small")
+        assert "small" == root.attributes["gen_ai.request.model"]
         (event,) = [e for e in root.events if e.name == "zeroclaw.model.switch"]
         assert {
             "zeroclaw.model.switch.source": "tool",
