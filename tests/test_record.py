@@ -92,6 +92,57 @@ class TestRecordThenReplay:
         assert 0 == first[0]
         assert 7 == len(first[2])
 
+    def test_a_delegating_run_keeps_its_sub_agents(self, tmp_path, capsys):
+        """A sub-agent's answers (here from its own script) join the one recorded script in
+        the order they came; the recording keeps each sub-agent without a provider or script
+        of its own, and the bundles it names, and replays to the same slots."""
+        data = {
+            "agent": {"alias": "lead", "bundles": ["all"]},
+            "user": "weather?",
+            "config": {"approval": {"autonomy": "full"}},
+            "tools": [
+                {"name": "get_weather", "responses": [{"default": {"output": "4C"}}]},
+            ],
+            "bundles": {"all": {"tools": ["*"]}, "look": {"tools": ["get_*"]}},
+            "agents": {
+                "researcher": {
+                    "description": "Looks things up",
+                    "bundles": ["look"],
+                    "risk_profile": "supervised",
+                    "responses": [
+                        {"tool_calls": [{"id": "s1", "name": "get_weather", "arguments": {}}]},
+                        {"text": "Oslo: 4C"},
+                    ],
+                }
+            },
+            "responses": [
+                {
+                    "tool_calls": [
+                        {
+                            "id": "d1",
+                            "name": "delegate",
+                            "arguments": {"agent": "researcher", "task": "Oslo"},
+                        }
+                    ]
+                },
+                {"text": "4C in Oslo."},
+            ],
+        }
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(data))
+        recording, first, second = record_then_replay(
+            tmp_path, ["run", "--scenario", str(path)], capsys
+        )
+
+        assert first == second
+        assert {"d1": ("success", "Oslo: 4C")} == first[2]
+        recorded = load_scenario(recording)
+        (agent,) = recorded.agents.values()
+        assert (["look"], "supervised", []) == (agent.bundles, agent.risk_profile, agent.responses)
+        assert ["all", "look"] == sorted(recorded.bundles)
+        texts = [r.text for r in recorded.responses]
+        assert [None, None, "Oslo: 4C", "4C in Oslo."] == texts
+
     def test_approval_answers_are_recorded_in_order(self, tmp_path, capsys):
         """No, replace, always: recorded as answers; replay gives the same slots."""
         data = copy.deepcopy(APPROVALS)

@@ -872,3 +872,96 @@ class TestBundlesAndRiskProfile:
         """Bundle keys, server names and patterns are operator words: the line names the place
         (keys by position), never the word."""
         assert line == bundle_error(data)
+
+
+SUBAGENT_BASE = {"user": "go", "responses": [{"text": "ok"}]}
+
+
+class TestSubagents:
+    """`agents:`: the sub-agents `delegate` runs (`ScenarioSubagent`)."""
+
+    def test_a_sub_agent_loads_with_its_fields(self):
+        scenario = parse_scenario(
+            {
+                **SUBAGENT_BASE,
+                "bundles": {"look": {"tools": ["get_*"]}},
+                "agents": {
+                    "researcher": {
+                        "description": "Looks things up",
+                        "system_prompt": "You research.",
+                        "bundles": ["look"],
+                        "risk_profile": "read_only",
+                        "responses": [{"text": "found"}],
+                    }
+                },
+            },
+            "s.yaml",
+        )
+
+        agent = scenario.agents["researcher"]
+        assert ("Looks things up", "read_only", 1) == (
+            agent.description,
+            agent.risk_profile,
+            len(agent.responses),
+        )
+        (bundle,) = scenario.subagent_bundles("researcher")
+        assert ("look", ("get_*",)) == (bundle.name, bundle.tools)
+
+    @pytest.mark.parametrize(
+        ("agent", "expected"),
+        [
+            ({"bundles": ["nope"]}, "agents.<key 1>.bundles.0: not a key of `bundles`"),
+            (
+                {"provider": {"kind": "scripted"}},
+                "agents.<key 1>.responses: a sub-agent with its own scripted provider needs at "
+                "least one response",
+            ),
+            (
+                {"provider": {"kind": "openai", "model": "m"}, "responses": [{"text": "x"}]},
+                "agents.<key 1>.responses: a sub-agent on a real provider replays nothing",
+            ),
+            (
+                {"provider": {"kind": "openai", "model": "m", "api_key": TOKEN}},
+                "agents.<key 1>: provider.api_key: keys are read from the variable api_key_env "
+                "names, never from the file",
+            ),
+            ({"risk_profile": "root"}, "agents.<key 1>.risk_profile: Input should be"),
+        ],
+    )
+    def test_problems_are_one_line_naming_the_place(self, agent, expected):
+        with pytest.raises(ConfigError) as raised:
+            parse_scenario({**SUBAGENT_BASE, "agents": {TOKEN: agent}}, "s.yaml")
+
+        assert str(raised.value).startswith(f"s.yaml: {expected}")
+        assert TOKEN not in str(raised.value)
+
+    def test_no_tool_may_be_named_delegate_beside_agents(self):
+        data = {**SUBAGENT_BASE, "agents": {"r": {}}, "tools": [{"name": "delegate"}]}
+
+        with pytest.raises(ConfigError, match=r"tools\.0\.name: `delegate` is the built-in tool"):
+            parse_scenario(data, "s.yaml")
+        parse_scenario({**SUBAGENT_BASE, "tools": [{"name": "delegate"}]}, "s.yaml")
+
+    def test_a_sub_agent_of_a_real_provider_needs_its_key(self, monkeypatch):
+        """A sub-agent's own real provider is checked when the runtime is built: bad input
+        before the run, naming the sub-agent by position."""
+        monkeypatch.delenv("SUB_KEY", raising=False)
+        scenario = parse_scenario(
+            {
+                **SUBAGENT_BASE,
+                "agents": {
+                    "r": {
+                        "provider": {
+                            "kind": "openai",
+                            "model": "m",
+                            "base_url": "https://api.example.test/v1",
+                            "api_key_env": "SUB_KEY",
+                        }
+                    }
+                },
+            },
+            "s.yaml",
+        )
+
+        with pytest.raises(ConfigError, match=r"s\.yaml: agents\.<key 1>: provider\.api_key_env"):
+            build_replay(scenario, source="s.yaml")

@@ -282,16 +282,39 @@ class TurnRecorder:
             }
             for server in servers
         ]
-        if scenario.agent.bundles:
-            # The bundles the agent names, so the recording grants what the run granted.
+        named = [
+            *(scenario.agent.bundles or ()),
+            *(key for agent in scenario.agents.values() for key in agent.bundles or ()),
+        ]
+        if named:
+            # The bundles the agent and its sub-agents name, so the recording grants what
+            # the run granted.
             data["bundles"] = {
-                key: scenario.bundles[key].model_dump(mode="json")
-                for key in dict.fromkeys(scenario.agent.bundles)
+                key: scenario.bundles[key].model_dump(mode="json") for key in dict.fromkeys(named)
             }
+        if scenario.agents:
+            data["agents"] = self._agents(scenario)
         data["responses"] = [*self.responses, *([self._failure] if self._failure else [])]
         if scenario.cancel_after_ms is not None:
             data["cancel_after_ms"] = scenario.cancel_after_ms
         return data
+
+    def _agents(self, scenario: Scenario) -> dict[str, Any]:
+        """The sub-agents without a provider or responses of their own: every provider a run
+        used was recorded through this recorder, so their answers sit in `responses` in the
+        order the calls happened, and a replayed sub-agent takes them from there."""
+        redact = self._redactor.redact_text
+        agents: dict[str, Any] = {}
+        for name, spec in scenario.agents.items():
+            entry: dict[str, Any] = {"description": redact(spec.description)}
+            if spec.system_prompt:
+                entry["system_prompt"] = redact(spec.system_prompt)
+            if spec.bundles is not None:
+                entry["bundles"] = list(spec.bundles)
+            if spec.risk_profile is not None:
+                entry["risk_profile"] = spec.risk_profile.value
+            agents[name] = entry
+        return agents
 
     def _config(self, scenario: Scenario) -> dict[str, Any]:
         config = scenario.config.model_dump(mode="json", by_alias=True)

@@ -456,6 +456,35 @@ class TestApprovalManager:
         assert isinstance(ApprovalManager(config()).audit, AuditLog)
 
 
+class TestUnder:
+    """`ApprovalManager.under`: the same session under a sub-agent's stricter policy."""
+
+    async def test_it_shares_answers_audit_and_allowlist(self) -> None:
+        """The scripted answers go on where the session left them, an `always` in either
+        holds for both, and both write one audit log."""
+        manager = ApprovalManager(config(mode="non_interactive", answers=["yes", "always"]))
+        stricter = manager.under(config(mode="non_interactive", always_ask=["deploy"]))
+
+        first = await manager.decide(request("shell", "c1"))
+        second = await stricter.decide(request("deploy", "c2"))
+
+        assert (Decision.YES, Decision.ALWAYS) == (first.decision, second.decision)
+        assert {"deploy"} == manager.session_allowlist == stricter.session_allowlist
+        assert ["c1", "c2"] == [e.tool_call_id for e in manager.audit.entries]
+        assert Requirement.APPROVED is manager.requirement("deploy")
+        assert Requirement.PROMPT is stricter.requirement("deploy")
+
+    async def test_its_policy_is_its_own(self) -> None:
+        manager = ApprovalManager(config(answers=["yes"]))
+        read_only = manager.under(config(autonomy="read_only"))
+
+        outcome = await read_only.decide(request())
+
+        assert READ_ONLY_DENIAL_SHELL == outcome.slot_text
+        assert "supervised" == manager.config.autonomy.value
+        assert 1 == manager._scripted.remaining
+
+
 class TestPackageExports:
     @pytest.mark.parametrize("module", [audit_module, manager_module, surfaces_module])
     def test_module_all_names_exist(self, module: Any) -> None:

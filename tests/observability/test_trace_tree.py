@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
 
-from ..builders import PlayedProvider, answer, build, http
+from ..builders import PlayedProvider, answer, build, call, http
+from ..conftest import make_replay
 
 
 class TestChatLines:
@@ -24,3 +25,32 @@ class TestChatLines:
         (chat,) = [line for line in tree.render().splitlines() if "chat " in line]
         assert chat.endswith("0→0 tokens  failed (rate_limit_error)")
         assert tree.render().splitlines()[0].startswith("invoke_agent ")
+
+
+class TestDelegatedTurns:
+    async def test_the_lead_turn_is_drawn_with_its_sub_agent_under_it(self):
+        """By default the tree is the latest top-level turn, then, indented, the sub-agent
+        turns it delegated (a sub-agent started later would otherwise be "the latest")."""
+        tree = TraceTreeObserver()
+        data = {
+            "agent": {"alias": "lead"},
+            "user": "go",
+            "config": {"approval": {"autonomy": "full"}},
+            "tools": [{"name": "echo", "responses": [{"default": {"output": "e"}}]}],
+            "agents": {"researcher": {}},
+            "responses": [
+                {"tool_calls": [call("delegate", "d1", agent="researcher", task="t")]},
+                {"tool_calls": [call("echo", "s1")]},
+                {"text": "x"},
+                {"text": "done"},
+            ],
+        }
+        await make_replay(data, observer=tree).run()
+
+        lines = tree.render().splitlines()
+        assert lines[0].startswith("invoke_agent lead ")
+        assert "execute_tool delegate" in lines[3]
+        (nested,) = [i for i, line in enumerate(lines) if "invoke_agent researcher" in line]
+        assert lines[nested].startswith("    invoke_agent researcher ")
+        assert lines[nested].endswith("delegated by lead")
+        assert any(line.startswith("    ") and "execute_tool echo" in line for line in lines)

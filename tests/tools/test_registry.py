@@ -492,3 +492,48 @@ class TestToolPolicy:
         assert policy.may_reach_server("wx")
         assert not policy.may_reach_server("db")
         assert not ToolPolicy(bundles=()).may_reach_server("wx")
+
+
+class TestSubagentPolicy:
+    """`ToolPolicy.for_subagent`: a sub-agent's policy sits inside its parent's."""
+
+    PARENT = ToolPolicy(bundles=(ToolBundle("look", tools=("get_*", "shell")),))
+
+    def test_it_grants_only_what_both_grant(self) -> None:
+        """The sub-agent's own bundle naming `deploy` grants nothing the parent lacks."""
+        child = self.PARENT.for_subagent((ToolBundle("ops", tools=("deploy", "get_*")),), None)
+
+        assert child.grants(NamedTool("get_weather"))
+        assert not child.grants(NamedTool("deploy"))
+        assert not child.grants(NamedTool("shell"))
+
+    def test_without_bundles_it_has_what_the_parent_has(self) -> None:
+        child = self.PARENT.for_subagent(None, None)
+
+        assert child.grants(NamedTool("shell"))
+        assert not child.grants(NamedTool("deploy"))
+
+    def test_it_keeps_only_what_both_keep(self) -> None:
+        """The parent's narrowing and read-only profile hold for the sub-agent, whose `full`
+        profile cannot bring a tool back; its own `read_only` removes more."""
+        parent = ToolPolicy(profile=RiskProfile.READ_ONLY).narrowed(["get_*", "lookup"])
+        child = parent.for_subagent(None, RiskProfile.FULL)
+        strict = ToolPolicy().for_subagent(None, RiskProfile.READ_ONLY)
+
+        assert child.keeps(NamedTool("get_weather", read_only=True))
+        assert not child.keeps(NamedTool("get_ticket"))
+        assert not child.keeps(NamedTool("shell", read_only=True))
+        assert not strict.keeps(NamedTool("shell"))
+        assert ToolPolicy().keeps(NamedTool("shell"))
+
+    def test_a_narrowed_sub_agent_policy_stays_inside(self) -> None:
+        child = self.PARENT.for_subagent(None, None).narrowed(["*"])
+
+        assert not child.grants(NamedTool("deploy"))
+        assert child.keeps(NamedTool("shell"))
+
+    def test_it_reaches_only_servers_both_reach(self) -> None:
+        child = self.PARENT.for_subagent((ToolBundle("wx", mcp_servers=("wx",)),), None)
+
+        assert not child.may_reach_server("wx")
+        assert ToolPolicy().for_subagent(None, None).may_reach_server("wx")

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from zeroclaw_obs.redaction import Redactor
-from zeroclaw_obs.turn.context import ShownNames, TurnCancellation, TurnState
+from zeroclaw_obs.turn.context import IterationBudget, ShownNames, TurnCancellation, TurnState
 
 from ..conftest import CountingRedactor
 
@@ -96,3 +96,82 @@ class TestShownNames:
         for i in range(ShownNames.MODEL_MEMO_LIMIT * 3):
             shown.response_model(f"model-{i}")
         assert ShownNames.MODEL_MEMO_LIMIT >= len(shown._models)
+
+
+class TestLinkedCancellation:
+    async def test_cancelling_the_parent_cancels_the_nested_turn(self):
+        """A nested (delegated) turn's scope is cancelled with its parent's, in its own task."""
+        parent = TurnCancellation()
+        caught: list[bool] = []
+
+        async def nested_turn(scope: TurnCancellation) -> None:
+            with scope.scope():
+                try:
+                    await asyncio.sleep(10)
+                except asyncio.CancelledError as exc:
+                    caught.append(scope.owns(exc))
+                    scope.absorb()
+
+        with parent.linked() as nested:
+            task = asyncio.create_task(nested_turn(nested))
+            await asyncio.sleep(0)
+            parent.cancel()
+            await task
+        assert [True] == caught
+        assert nested.requested
+
+    async def test_cancelling_the_nested_turn_leaves_the_parent_alone(self):
+        parent = TurnCancellation()
+        with parent.linked() as nested:
+            nested.cancel()
+        assert not parent.requested
+
+    async def test_a_link_made_after_the_cancel_is_cancelled(self):
+        parent = TurnCancellation()
+        parent.cancel()
+        with parent.linked() as nested:
+            assert nested.requested
+
+    async def test_the_link_ends_with_the_block(self):
+        """A finished sub-agent is not kept, so a later cancel does not reach it."""
+        parent = TurnCancellation()
+        with parent.linked() as nested:
+            pass
+        parent.cancel()
+        assert not nested.requested
+
+    async def test_in_the_same_task_absorb_takes_both_requests(self):
+        """Sequential dispatch runs the nested turn in the parent's task: both scopes cancel
+        it, and the nested turn's absorb leaves the task able to await again."""
+        parent = TurnCancellation()
+        with parent.scope(), parent.linked() as nested, nested.scope():
+            parent.cancel()
+            with pytest.raises(asyncio.CancelledError) as raised:
+                await asyncio.sleep(10)
+            assert nested.owns(raised.value)
+            nested.absorb()
+            await asyncio.sleep(0)
+
+
+class TestIterationBudget:
+    def test_reserve_takes_one_until_none_is_left(self):
+        budget = IterationBudget(2)
+
+        assert [True, True, False, False] == [budget.reserve() for _ in range(4)]
+        assert (2, 0) == (budget.used, budget.remaining)
+
+    def test_a_shared_budget_counts_every_turn(self):
+        """A parent and the turn it delegates reserve from one budget."""
+        budget = IterationBudget(3)
+        parent = TurnState(user_message="go", budget=budget)
+        nested = TurnState(user_message="task", budget=parent.budget)
+
+        assert parent.budget is not None and nested.budget is not None
+        parent.budget.reserve()
+        nested.budget.reserve()
+        nested.budget.reserve()
+        assert not parent.budget.reserve()
+
+    def test_a_budget_needs_an_iteration(self):
+        with pytest.raises(ValueError, match="at least one iteration"):
+            IterationBudget(0)

@@ -57,6 +57,8 @@ class _Turn:
     iterations: dict[int, _Iteration] = field(default_factory=dict)
     header: str = ""
     trace_id: str | None = None
+    parent: str | None = None
+    """The agent that delegated this turn (`parent_agent_alias`); None for a top-level turn."""
 
     def iteration(self, number: int) -> _Iteration:
         if number not in self.iterations:
@@ -95,7 +97,8 @@ class TraceTreeObserver:
         if isinstance(event, AgentStart):
             if len(self._turns) >= MAX_TURNS:
                 self._turns.pop(next(iter(self._turns)))
-            self._turns[turn_id] = _Turn(event.correlation.agent_alias, event.time_ns)
+            c = event.correlation
+            self._turns[turn_id] = _Turn(c.agent_alias, event.time_ns, parent=c.parent_agent_alias)
             return
         handler = self._handlers.get(type(event))
         turn = self._turns.get(turn_id) if handler is not None else None
@@ -136,16 +139,31 @@ class TraceTreeObserver:
         turn_id = event.correlation.turn_id
         turn.trace_id = ids.root[0] if ids.root else None
         trace = f"  trace {turn.trace_id}" if turn.trace_id else f"  turn {turn_id}"
+        delegated = f"  delegated by {turn.parent}" if turn.parent is not None else ""
         turn.header = (
             f"invoke_agent {turn.agent}  {event.duration_s:.2f}s  {event.outcome.value}  "
             f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}{trace}"
+            f"{delegated}"
         )
 
     def render(self, turn_id: str | None = None) -> str:
-        """The tree of one turn (the latest by default), or "" when there is none."""
+        """The tree of one turn, or "" when there is none.
+
+        By default the latest top-level turn, followed (indented) by the sub-agent turns it
+        delegated, which started after it.
+        """
         if not self._turns:
             return ""
-        turn = self._turns[turn_id] if turn_id else list(self._turns.values())[-1]
+        if turn_id:
+            return self._draw(self._turns[turn_id])
+        turns = list(self._turns.values())
+        top = max((i for i, t in enumerate(turns) if t.parent is None), default=len(turns) - 1)
+        nested = [t for t in turns[top + 1 :] if t.parent is not None]
+        drawn = [self._draw(turns[top])]
+        drawn += ["\n".join("    " + line for line in self._draw(t).split("\n")) for t in nested]
+        return "\n".join(drawn)
+
+    def _draw(self, turn: _Turn) -> str:
         out = [turn.header or f"invoke_agent {turn.agent}  (running)"]
         iterations = [turn.iterations[n] for n in sorted(turn.iterations)]
         for i, iteration in enumerate(iterations):

@@ -87,7 +87,8 @@ class LogObserver:
     """Writes one structlog event per lifecycle fact, with the ids that join it to its span.
 
     Every event carries `trace_id`, `span_id` (null when no tracing side is given or the span
-    is unknown), `turn_id`, `channel` and `agent`; tool events add `tool_call_id` and `tool`.
+    is unknown), `turn_id`, `channel` and `agent`, and a sub-agent's turn `parent_agent_alias`
+    (the agent that delegated it); tool events add `tool_call_id` and `tool`.
     The ids come from the span step of the telemetry chain (`record(event, ids)`): tool events
     take their tool span's, `llm_*` their `chat` span's, `approval_decision` its
     `await_approval` span's (each falling back to the root's), the others the root's;
@@ -163,7 +164,7 @@ class LogObserver:
         self, correlation: Correlation, ids: tuple[str, str] | None, **fields: Any
     ) -> dict[str, Any]:
         trace_id, span_id = ids if ids is not None else (None, None)
-        return {
+        context = {
             "trace_id": trace_id,
             "span_id": span_id,
             "turn_id": correlation.turn_id,
@@ -171,6 +172,10 @@ class LogObserver:
             "agent": correlation.agent_alias,
             **fields,
         }
+        if correlation.parent_agent_alias is not None:
+            # A delegated turn: the agent that handed it the task (`delegate`).
+            context["parent_agent_alias"] = correlation.parent_agent_alias
+        return context
 
     def _on_agent_start(self, event: AgentStart, event_ids: EventIds) -> None:
         ids = event_ids.root
