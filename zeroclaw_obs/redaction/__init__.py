@@ -8,7 +8,7 @@ pattern is linear in its input (see `_scanner.py` for why and how).
 from __future__ import annotations
 
 from ._chain import DEFAULT_RULE_IDS, RULES, RedactionConfigError
-from ._clean import CleanTextCache
+from ._clean import CleanTextCache, KnownTexts
 from ._flat import FlatRecordRedactor
 from ._keys import DEFAULT_SENSITIVE_KEYS
 from ._redactor import Redactor
@@ -22,6 +22,7 @@ __all__ = [
     "SENSITIVE_KEY_RULE_ID",
     "CleanTextCache",
     "FlatRecordRedactor",
+    "KnownTexts",
     "RedactionConfigError",
     "Redactor",
 ]

@@ -1,8 +1,15 @@
-"""What the redactor is known to leave unchanged: a bounded memory of clean strings.
+"""What the redactor is known to leave unchanged: bounded memories of clean strings.
 
+Two memories, both `KnownTexts`:
+- each `Redactor` remembers the texts it returned (`Redactor.is_output`): it is idempotent, so
+  redacting one of them again would return it unchanged. Texts the engine builds only from
+  redacted parts are added on purpose (`Redactor.mark_clean`, e.g. the arguments JSON encoded
+  from redacted arguments);
+- a `CleanTextCache` in front of the redactor remembers strings a surface found unchanged.
 The span export guard and the log chain share one `CleanTextCache`, so a string one surface
-scanned is not scanned again by the other; only strings that came out unchanged are kept, so
-no secret is ever held here.
+scanned is not scanned again by the other, and a text the engine already redacted (a result,
+the arguments, a call id) is scanned by neither. Only redactor outputs and strings that came
+out unchanged are kept, so no secret is ever held here.
 """
 
 from __future__ import annotations
@@ -10,11 +17,71 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-__all__ = ["CleanTextCache"]
+__all__ = ["CleanTextCache", "KnownTexts"]
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """A string holding one cannot be encoded as UTF-8: it is never remembered as clean (the
 surfaces must see it to escape it). Checked here so the package stays a leaf."""
+
+
+class KnownTexts:
+    """A bounded set of strings, kept in two generations.
+
+    When the young generation reaches a bound (entries or characters) it becomes the old one
+    and the previous old one is dropped, so a string stays known for at least one generation,
+    and one found in the old generation is carried into the young one. Memory is therefore at
+    most two generations: `2 * max_entries` strings and `2 * max_chars` characters, however
+    long the turn or the process. Strings longer than `max_length` and strings holding a lone
+    surrogate are never kept.
+
+    Every operation is a single set or attribute operation, safe under the GIL from several
+    threads; a race can only forget a string, never make one known.
+
+    Args:
+        max_entries: strings per generation.
+        max_length: longer strings are never kept.
+        max_chars: characters per generation.
+    """
+
+    __slots__ = ("_chars", "_max_chars", "_max_entries", "_max_length", "_old", "_young")
+
+    def __init__(
+        self, *, max_entries: int = 4096, max_length: int = 16384, max_chars: int = 1 << 20
+    ) -> None:
+        self._young: set[str] = set()
+        self._old: set[str] = set()
+        self._chars = 0
+        self._max_entries = max_entries
+        self._max_length = max_length
+        self._max_chars = max_chars
+
+    def __contains__(self, s: object) -> bool:
+        if s in self._young:
+            return True
+        if s in self._old:
+            self.add(s)  # type: ignore[arg-type]  # still in use: carry it into the young one
+            return True
+        return False
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)
+
+    @property
+    def chars(self) -> int:
+        """Characters held, both generations (an upper bound: a carried string counts twice)."""
+        return self._chars + sum(map(len, self._old))
+
+    def add(self, s: str) -> None:
+        """Keep `s` (unless it is too long or holds a lone surrogate)."""
+        size = len(s)
+        if size > self._max_length or (not s.isascii() and _LONE_SURROGATE.search(s)):
+            return
+        if len(self._young) >= self._max_entries or self._chars + size > self._max_chars:
+            # The bound: new sets, never cleared in place, so a reader on another thread
+            # always holds a whole one.
+            self._old, self._young, self._chars = self._young, set(), 0
+        self._young.add(s)
+        self._chars += size
 
 
 class _TextRedactor(Protocol):
@@ -30,16 +97,20 @@ class CleanTextCache:
     *unchanged* are kept, so no secret is ever held here; a string with a secret is scanned
     every time. The redactor is deterministic, so a remembered answer is the answer.
 
-    Strings are kept in two generations: when the young one reaches a bound it becomes the
-    old one and the previous old one is dropped, so a string stays known for at least one
-    generation and one still in use is carried over. One instance may serve several surfaces
-    and threads (the log processor on the turn's path, the span guard on the export thread):
-    a string scanned by one is not scanned again by the other. Every operation is a single
-    set or attribute operation, so it is safe under the GIL; a race can only forget a string.
+    With a redactor that remembers its own outputs (`Redactor.outputs`) that memory is this
+    cache's (one per redactor, its bounds): a text the redactor returned, or one the engine
+    marked as built from its outputs (`Redactor.mark_clean`), is clean without a scan, since
+    the redactor is idempotent. Only the very string is skipped (equal text), never a text
+    that merely contains one. Otherwise (any other `redact_text`) the cache keeps its own
+    memory with the bounds given here.
+
+    One instance may serve several surfaces and threads (the log processor, the span guard
+    on the export thread): a string scanned by one is not scanned again by the other.
 
     Args:
         redactor: the runtime's one `Redactor`.
-        max_entries: strings per generation.
+        max_entries: strings per generation (see `KnownTexts`); this and the next two apply
+            to the cache's own memory, not to a redactor's.
         max_length: longer strings are never remembered.
         max_chars: characters per generation.
     """
@@ -53,20 +124,23 @@ class CleanTextCache:
         max_chars: int = 1 << 20,
     ) -> None:
         self._redact = redactor.redact_text
-        self._young: set[str] = set()
-        self._old: set[str] = set()
-        self._chars = 0
-        self._max_entries = max_entries
-        self._max_length = max_length
-        self._max_chars = max_chars
+        outputs = getattr(redactor, "outputs", None)
+        # A redactor that remembers its outputs also remembers every text it left unchanged
+        # (it returned it): its memory is this cache's, one per redactor.
+        self._shared = isinstance(outputs, KnownTexts)
+        self._known: KnownTexts = (
+            outputs
+            if isinstance(outputs, KnownTexts)
+            else KnownTexts(max_entries=max_entries, max_length=max_length, max_chars=max_chars)
+        )
 
     def redact_text(self, s: str) -> str:
         """`redactor.redact_text(s)`, answered from memory when `s` is known to be clean."""
         if self.is_clean(s):
             return s
         redacted = self._redact(s)
-        if redacted == s:
-            self._remember(s)
+        if redacted == s and not self._shared:
+            self._known.add(s)
         return redacted
 
     def unchanged(self, s: str) -> bool:
@@ -75,28 +149,12 @@ class CleanTextCache:
         if self.is_clean(s):
             return True
         if self._redact(s) == s and (s.isascii() or _LONE_SURROGATE.search(s) is None):
-            self._remember(s)
+            if not self._shared:
+                self._known.add(s)
             return True
         return False
 
     def is_clean(self, s: str) -> bool:
-        """Whether `s` is remembered as a string the redactor leaves unchanged."""
-        if s in self._young:
-            return True
-        if s in self._old:
-            self._remember(s)  # still in use: carry it into the young generation
-            return True
-        return False
-
-    def _remember(self, s: str) -> None:
-        """Keep `s` as clean: only ever a string the redactor returned unchanged, and never one
-        holding a lone surrogate (the span steps must see it to escape it)."""
-        size = len(s)
-        if size > self._max_length or (not s.isascii() and _LONE_SURROGATE.search(s)):
-            return
-        if len(self._young) >= self._max_entries or self._chars + size > self._max_chars:
-            # The bound: two generations at most; new sets, never cleared in place, so a
-            # reader on another thread always holds a whole one.
-            self._old, self._young, self._chars = self._young, set(), 0
-        self._young.add(s)
-        self._chars += size
+        """Whether `s` is remembered as a string the redactor leaves unchanged: one found
+        unchanged here, or one of the redactor's own outputs (never with a lone surrogate)."""
+        return s in self._known

@@ -40,6 +40,7 @@ from ._chain import (
     reason,
     reported_ids,
 )
+from ._clean import KnownTexts
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys
 from ._normalize import Folded, fold, fold_key, has_continuation, utf8_safe
 from ._scanner import Candidate, Scanner, Spec
@@ -52,6 +53,13 @@ __all__ = ["Redactor"]
 _WHOLE_PROTECTED = re.compile(
     r"zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}|\[REDACTED:[a-z0-9_]{1,64}\]"
 )
+_RECEIPT_PREFIX = "zc-receipt-"
+_OUTPUT_ENTRIES = 16384
+_OUTPUT_CHARS = 4 << 20
+"""The memory of outputs (`Redactor.outputs`), per generation: a tool call adds its call id,
+arguments JSON and result (~2 KB with 1 KB payloads), so two generations hold the texts of
+the last ~4,000 calls — more than the export and log queues let telemetry fall behind the
+turn — in at most 8 M characters, however long the process runs."""
 _MAX_PASSES = 4
 """Rescans of a redacted text at most (`Redactor._until_stable`); one is almost always enough."""
 _JOIN = "\n\0\n"
@@ -63,11 +71,18 @@ class Redactor:
 
     `Redactor()` runs the default rules; `Redactor.from_config` adds rules, allowlists and
     sensitive key names, or turns personal data off. An instance is immutable after
-    construction (apart from a bounded key cache) and safe to share between tasks and
-    threads: build one per runtime and hand the same instance to every surface.
+    construction (apart from a bounded key cache and the bounded memory of its outputs) and
+    safe to share between tasks and threads: build one per runtime and hand the same
+    instance to every surface.
+
+    It remembers the texts `redact_text` returned (`outputs`, bounded): redaction is
+    idempotent, so such a text comes back unchanged without a scan, and the surfaces that
+    redact again (the span export guard, the log chain) skip it through `CleanTextCache`.
+    Only a text equal to an output is skipped; any other text, one holding an output
+    included, is scanned in full.
     """
 
-    __slots__ = ("_json", "_keys", "_scanner", "_walker")
+    __slots__ = ("_json", "_keys", "_outputs", "_scanner", "_walker")
 
     def __init__(self) -> None:
         """Compile the default rules, personal data included."""
@@ -151,6 +166,7 @@ class Redactor:
         pii: bool,
     ) -> None:
         self._keys = sensitive
+        self._outputs = KnownTexts(max_entries=_OUTPUT_ENTRIES, max_chars=_OUTPUT_CHARS)
         self._scanner = Scanner(
             build_chain(sensitive, extra, pii=pii),
             allow=allow,
@@ -172,6 +188,29 @@ class Redactor:
         """The ids of the text rules this redactor runs, in chain order, without repeats."""
         return reported_ids(self._scanner.rules)
 
+    @property
+    def outputs(self) -> KnownTexts:
+        """The texts this redactor returned or was told are built from its outputs (bounded,
+        see `KnownTexts`): each is clean, since redacting it again changes nothing."""
+        return self._outputs
+
+    def is_output(self, s: str) -> bool:
+        """Whether `s` is a remembered output (`redact_text(s)` would return it unchanged)."""
+        return s in self._outputs
+
+    def mark_clean(self, text: str) -> str:
+        """Remember `text` as an output: the caller built it only from this redactor's
+        outputs (e.g. the JSON of a `redact_value` result), so later surfaces skip its scan.
+
+        Mark only text whose every string came out of this redactor, joined by syntax that
+        carries no payload (JSON punctuation); never a cut or a mix with raw text.
+
+        Returns:
+            `text` itself.
+        """
+        self._outputs.add(text)
+        return text
+
     def redact_text(self, s: str) -> str:
         """Replace every secret in `s` by its marker.
 
@@ -179,30 +218,43 @@ class Redactor:
             s: any text; markers already in it are left alone, so redacting twice is a no-op.
 
         Returns:
-            The redacted text (`s` itself when nothing matched).
+            The redacted text (`s` itself when nothing matched). It is remembered
+            (`outputs`): asked again, it is returned without a scan.
         """
+        outputs = self._outputs
+        if s in outputs:
+            return s
         if s.isascii() and "\\" not in s and s[:1] not in ("{", "["):
             # The common case first, in few calls: plain ASCII that is its own shadow
             # (nothing to fold) and no document the JSON step would read; most such text
             # shuts the gate. Otherwise exactly what `_text` does, gated once.
+            if s.startswith(_RECEIPT_PREFIX) and _WHOLE_PROTECTED.fullmatch(s):
+                return s  # a receipt on its own is never changed (fresh on every call)
             hits = self._scanner.gate(s.encode())
             if not hits:
+                outputs.add(s)
                 return s
             out, settled = self._plain_once(s, None, hits)
-            if settled or out is s:
-                return out
-            return self._until_stable(s, out, None, settled=False)
-        return self._text(s, None)
+            if not settled and out is not s:
+                out = self._until_stable(s, out, None, settled=False)
+        else:
+            out = self._text(s, None)
+        outputs.add(out)
+        return out
 
     def redact_text_report(self, s: str) -> tuple[str, dict[str, int]]:
         """Redact `s` and count the replacements per rule id.
 
         Returns:
-            The redacted text and `{rule_id: count}` for rules that replaced something. The
-            report never holds matched text.
+            The redacted text (remembered, as by `redact_text`) and `{rule_id: count}` for
+            rules that replaced something. The report never holds matched text.
         """
+        if s in self._outputs:
+            return s, {}  # an output: redacting it again replaces nothing
         counts: dict[str, int] = {}
-        return self._text(s, counts), counts
+        out = self._text(s, counts)
+        self._outputs.add(out)
+        return out, counts
 
     def redact_value(self, v: Any) -> Any:
         """Redact a JSON-like value: every string, and whole values under sensitive keys.

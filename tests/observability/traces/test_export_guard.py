@@ -265,6 +265,34 @@ class TestRedactingSpanExporter:
         guard.export([ReadableSpan("s", CONTEXT, attributes=attributes)] * 2)
         assert {"zc-receipt-seen-on-a-log-line": 1, "s": 1, SECRET: 4} == counting.seen
 
+    def test_the_redactors_outputs_ship_unscanned_and_a_smuggled_secret_is_caught(self):
+        """Texts the engine already redacted (a result, arguments marked as built from
+        redacted parts) ship without another scan; a user attribute that holds such a text
+        with a secret beside it, or a raw secret, is scanned and scrubbed."""
+        redactor = Redactor()
+        result = redactor.redact_text(f"rotated {SECRET}")
+        arguments = redactor.mark_clean('{"path": "notes.txt"}')
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, CleanTextCache(redactor))
+        attributes = {
+            "gen_ai.tool.call.result": result,
+            "gen_ai.tool.call.arguments": arguments,
+            "user.note": f"{result} {SECRET}",
+            "user.raw": SECRET,
+        }
+        guard.export([ReadableSpan("s", CONTEXT, attributes=attributes)])
+        (span,) = memory.get_finished_spans()
+        assert {
+            "gen_ai.tool.call.result": f"rotated {MASK}",
+            "gen_ai.tool.call.arguments": '{"path": "notes.txt"}',
+            "user.note": f"rotated {MASK} {MASK}",
+            "user.raw": MASK,
+        } == dict(span.attributes)
+        assert (result, arguments) == (
+            span.attributes["gen_ai.tool.call.result"],
+            span.attributes["gen_ai.tool.call.arguments"],
+        )
+
     def test_a_failing_step_drops_the_span_instead_of_leaking_it(self):
         """When a step raises the span is dropped and counted; the inner exporter never sees it."""
 
