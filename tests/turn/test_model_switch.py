@@ -23,7 +23,9 @@ from zeroclaw_obs.observability.events import (
 from zeroclaw_obs.observability.logs.logs import LogObserver, build_logger
 from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.providers.base import Provider
+from zeroclaw_obs.providers.scripted import ScriptedProvider
 from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.scenario import parse_scenario
 from zeroclaw_obs.tools.base import tool
 from zeroclaw_obs.turn.hooks import HookLlmCall, Hooks, SwitchModel
 from zeroclaw_obs.turn.model_switch import (
@@ -349,6 +351,18 @@ class TestHookSwitch:
             observer.of(ModelSwitched),
         )
 
+    async def test_a_switch_stops_the_chain(self):
+        """Lower-priority hooks do not see the request a switch kept from being sent; they
+        see the one sent to the new model."""
+        later: list[str] = []
+        hooks = Hooks()
+        hooks.add_before_llm(
+            lambda c: SwitchModel(model="big") if c.model == "small" else None, priority=5
+        )
+        hooks.add_before_llm(lambda c: later.append(c.model))
+        await run(scenario({"text": "ok"}), hooks=hooks)
+        assert ["big"] == later
+
     async def test_a_refused_hook_switch_ends_the_turn_as_its_cancel(self):
         """Fail closed: a hook asking for a model nobody serves aborts the turn."""
         hooks, _ = self.hooks(SwitchModel(model="gpt-9"))
@@ -396,6 +410,41 @@ class TestHookSwitch:
         assert [(2, ModelSwitchSource.HOOK)] == [
             (e.iteration, e.source) for e in observer.of(ModelSwitched)
         ]
+
+
+class TestCallback:
+    async def test_a_text_protocol_model_gets_the_tool_instructions(self):
+        """A callback may return a provider of the other protocol: from the switch on, the
+        system message teaches the text protocol and the model's tags are calls."""
+        data = scenario(call("use_model", "c1", model="text-model"), {"text": "back"})
+        data["system_prompt"] = "Be brief."
+        taught: list[tuple[str, bool]] = []
+        hooks = Hooks()
+        hooks.add_before_llm(
+            lambda c: taught.append((c.model, "<tool_call>" in c.messages[0]["content"]))
+        )
+        replay = make_replay(
+            data, observer=RecordingObserver(), extra_tools=[use_model], hooks=hooks
+        )
+        tag = '<tool_call>{"name": "use_model", "arguments": {"model": "small"}}</tool_call>'
+        texts = ScriptedProvider(
+            parse_scenario({"user": "x", "responses": [{"text": tag}]}, "t").responses,
+            native_tools=False,
+            model="text-model",
+        )
+        first = replay.execution.provider
+
+        def callback(request: ModelSwitch, current: Provider) -> Provider:
+            return texts if request.model == "text-model" else first
+
+        replay.execution = dataclasses.replace(replay.execution, switch_model=callback)
+        outcome = await replay.run()
+        assert (TurnOutcomeKind.FINAL, "back") == (outcome.kind, outcome.text)
+        assert [("small", False), ("text-model", True), ("small", False)] == taught
+        assert [(1, "small"), (2, "text-model"), (3, "small")] == requested_models(
+            replay.execution.observer
+        )
+        assert "<tool_call>" not in replay.state.messages[0]["content"]
 
 
 class TestSurfaces:
