@@ -46,6 +46,7 @@ __all__ = [
 
 # Built once (see receipts.compact_json): the display form of redacted arguments.
 _DISPLAY_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False)
 
 INTERRUPTED_TEXT = "[interrupted by user before this tool produced a result]"
 NO_OUTPUT = "(no output)"
@@ -178,7 +179,14 @@ class SlotRecorder:
         slot.start_ns = time.time_ns()
         slot.start_perf = time.perf_counter()
         redacted = self._redactor.redact_value(slot.arguments)
-        slot.redacted_arguments = _DISPLAY_JSON.encode(redacted)
+        try:
+            # Plain JSON values only: every key and string is the redactor's output, so the
+            # text is marked as one and the span guard and the log chain skip it.
+            slot.redacted_arguments = self._redactor.mark_clean(_PLAIN_JSON.encode(redacted))
+        except (TypeError, ValueError):
+            # An object `redact_value` passed through (`str()` of it was never redacted):
+            # the surfaces scan this text again.
+            slot.redacted_arguments = _DISPLAY_JSON.encode(redacted)
         shown = slot.shown_name = self._shown_name(slot)
         resolved = slot.resolved_name
         slot.label = shown if resolved in (None, slot.name) else self._shown.tool(resolved)
