@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._chain import DEFAULT_RULE_IDS, RULES, RedactionConfigError
 from ._clean import CleanTextCache, KnownTexts
-from ._flat import FlatRecordRedactor
+from ._flat import RUNTIME_IDS, FlatRecordRedactor
 from ._keys import DEFAULT_SENSITIVE_KEYS
 from ._redactor import Redactor
 from ._structured import MAX_DEPTH, SENSITIVE_KEY_RULE_ID
@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_SENSITIVE_KEYS",
     "MAX_DEPTH",
     "RULES",
+    "RUNTIME_IDS",
     "SENSITIVE_KEY_RULE_ID",
     "CleanTextCache",
     "FlatRecordRedactor",

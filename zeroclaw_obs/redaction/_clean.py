@@ -63,6 +63,12 @@ class KnownTexts:
             return True
         return False
 
+    @property
+    def young(self) -> set[str]:
+        """The young generation itself: a quick first look (a C set lookup) for a hot loop;
+        a string not in it may still be known (`in`)."""
+        return self._young
+
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
 
@@ -133,6 +139,12 @@ class CleanTextCache:
             if isinstance(outputs, KnownTexts)
             else KnownTexts(max_entries=max_entries, max_length=max_length, max_chars=max_chars)
         )
+
+    @property
+    def young(self) -> set[str]:
+        """The memory's young generation: `s in cache.young` is a quick first look for a hot
+        loop (most known strings are there); a miss must still ask `is_clean`."""
+        return self._known.young
 
     def redact_text(self, s: str) -> str:
         """`redactor.redact_text(s)`, answered from memory when `s` is known to be clean."""

@@ -12,12 +12,14 @@ failed the probe) goes through `redact_value` whole.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from ._clean import CleanTextCache
 from ._redactor import Redactor
 
-__all__ = ["FlatRecordRedactor"]
+__all__ = ["RUNTIME_IDS", "FlatRecordRedactor"]
 
 _PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
 """Candidate values for the key-set probe (see `FlatRecordRedactor._flat`)."""
@@ -28,6 +30,15 @@ _PLAIN_SCALARS = frozenset({float, bool, type(None)})
 _CARD = 10**12
 """Integers this long or longer are read as text by `redact_value` (a card number)."""
 
+RUNTIME_IDS: Mapping[str, re.Pattern[str]] = {
+    "trace_id": re.compile(r"[0-9a-f]{32}"),
+    "span_id": re.compile(r"[0-9a-f]{16}"),
+    "receipt": re.compile(r"zc-receipt-[0-9]{1,19}-[A-Za-z0-9_-]{43}"),
+}
+"""The fields of our own log lines that the runtime generates, with their exact form: the
+ids of the line's span (the OpenTelemetry hex ids) and the call's receipt. They are not
+payloads: a value that matches its field's form in full is kept as it is, unscanned."""
+
 
 class FlatRecordRedactor:
     """`redact_record(record)` equals `redactor.redact_value(record)`, field by field when it can.
@@ -37,6 +48,10 @@ class FlatRecordRedactor:
         clean_text: the memory of clean strings (shared with other surfaces); a new one when
             None.
         max_key_sets: the bound on remembered key sets; the memory is emptied when reached.
+        verbatim: fields whose values the runtime generates (`RUNTIME_IDS` for our own log
+            lines): a string value that matches its field's pattern in full is kept unscanned;
+            any other value of the field is redacted as usual. Only for records the runtime
+            builds: in a foreign record the same key could hold anything.
     """
 
     def __init__(
@@ -45,12 +60,14 @@ class FlatRecordRedactor:
         *,
         clean_text: CleanTextCache | None = None,
         max_key_sets: int = 256,
+        verbatim: Mapping[str, re.Pattern[str]] | None = None,
     ) -> None:
         self._redact_value = redactor.redact_value
         self._clean = clean_text if clean_text is not None else CleanTextCache(redactor)
         self._flat_key_sets: dict[tuple[Any, ...], bool] = {}
         self._max_key_sets = max_key_sets
         self._probe = _probe_value(redactor)
+        self._verbatim = {key: pattern.fullmatch for key, pattern in (verbatim or {}).items()}
 
     def redact_record(self, record: Any) -> Any:
         """The record with every secret replaced; never mutates it (a changed record is a
@@ -58,10 +75,17 @@ class FlatRecordRedactor:
         if type(record) is not dict or not self._flat(tuple(record)):
             return self._redact_value(record)
         redact = self._clean.redact_text
+        known = self._clean.young
+        verbatim = self._verbatim
         scrubbed: dict[Any, Any] | None = None
         for key, value in record.items():
             kind = type(value)
             if kind is str:
+                if value in known:
+                    continue
+                generated = verbatim.get(key)
+                if generated is not None and generated(value) is not None:
+                    continue  # an id the runtime made, in its exact form: not a payload
                 redacted = redact(value)
                 if redacted != value:
                     if scrubbed is None:

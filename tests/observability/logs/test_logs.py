@@ -340,6 +340,33 @@ class TestRedactingProcessor:
         }
         assert expected == processor(None, "info", event)
 
+    def test_runtime_ids_of_our_own_lines_are_kept_and_anything_else_is_scanned(self):
+        """With `runtime_ids` (our own lines), `trace_id`, `span_id` and `receipt` in the exact
+        form the runtime makes are kept even when an operator's rule would match them (ids,
+        not payloads); another value under those keys, or the same value under another key,
+        is redacted. Without it (foreign records) every value is scanned."""
+        redactor = Redactor.from_config(extra_rules={"hex_key": "[0-9a-f]{16,32}"})
+        ids = {
+            "trace_id": "0af7651916cd43dd8448eb211c80319c",
+            "span_id": "b7ad6b7169203331",
+            "receipt": "zc-receipt-1712345678-" + "A" * 43,
+        }
+        smuggled = {"trace_id": f"{SECRET}", "span_id": f"b7ad {SECRET}", "other": ids["span_id"]}
+        own = RedactingProcessor(redactor, runtime_ids=True)
+        foreign = RedactingProcessor(redactor)
+        assert ids == own(None, "info", dict(ids))
+        assert {
+            "trace_id": "[REDACTED:github_token]",
+            "span_id": "b7ad [REDACTED:github_token]",
+            "other": "[REDACTED:hex_key]",
+        } == own(None, "info", smuggled)
+        scanned = foreign(None, "info", dict(ids))
+        assert ("[REDACTED:hex_key]", "[REDACTED:hex_key]", ids["receipt"]) == (
+            scanned["trace_id"],
+            scanned["span_id"],
+            scanned["receipt"],
+        )
+
     @pytest.mark.parametrize("record", FLAT_AND_NOT.values(), ids=FLAT_AND_NOT.keys())
     def test_scrubs_as_redact_value_does(self, record):
         """Flat records scrubbed field by field, and the others whole, come out exactly as

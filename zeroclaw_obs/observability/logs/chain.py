@@ -15,7 +15,7 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
-from ...redaction import CleanTextCache, FlatRecordRedactor, Redactor
+from ...redaction import RUNTIME_IDS, CleanTextCache, FlatRecordRedactor, Redactor
 from ..batching import BoundedBatcher, half_queue
 from ..health import HealthCounter, Signal, TelemetryHealth
 
@@ -53,6 +53,10 @@ class RedactingProcessor:
         clean_text: the memory of clean strings, to share with the span guard (a string one
             surface scanned is not scanned again by the other); a new one when None.
         max_key_sets: the bound on remembered key sets; the memory is emptied when it is reached.
+        runtime_ids: the records are the runtime's own (`build_processors`): `trace_id`,
+            `span_id` and `receipt` values in the exact form the runtime generates are kept
+            unscanned (`redaction.RUNTIME_IDS`; ids, not payloads). Off for foreign records
+            (`route_stdlib_logging`), where those keys could hold anything.
     """
 
     def __init__(
@@ -61,11 +65,15 @@ class RedactingProcessor:
         *,
         clean_text: CleanTextCache | None = None,
         max_key_sets: int = 256,
+        runtime_ids: bool = False,
     ) -> None:
         self._redact_value = redactor.redact_value
         self._redact_text = redactor.redact_text
         self._records = FlatRecordRedactor(
-            redactor, clean_text=clean_text, max_key_sets=max_key_sets
+            redactor,
+            clean_text=clean_text,
+            max_key_sets=max_key_sets,
+            verbatim=RUNTIME_IDS if runtime_ids else None,
         )
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
@@ -186,7 +194,7 @@ def build_processors(
     Returns:
         A new list: ..., `RedactingProcessor`, `add_event_time`, `JSONRenderer`.
     """
-    redacting = RedactingProcessor(redactor, clean_text=clean_text)
+    redacting = RedactingProcessor(redactor, clean_text=clean_text, runtime_ids=True)
     return [*_pre_render(redacting), _json(redacting)]
 
 

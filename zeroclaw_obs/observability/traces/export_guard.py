@@ -350,10 +350,11 @@ class RedactingSpanExporter(SpanExporter):
         if not attributes:
             return True
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
+        known = self._clean.young  # type: ignore[union-attr]  # a quick first look
         for value in attributes.values():
             kind = type(value)
             if kind is str:
-                if not unchanged(value):  # type: ignore[arg-type]
+                if value not in known and not unchanged(value):  # type: ignore[arg-type]
                     return False
             elif kind is tuple or kind is list:
                 for item in value:  # type: ignore[union-attr]
