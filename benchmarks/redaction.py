@@ -2,9 +2,11 @@
 
 Side by side, in one run, on the same inputs, scored by the one scorer in
 `tests/redaction/corpus.py` (`score`):
-- two evaluation sets: the team's corpus (`tests/redaction/corpus.py`) and the held-out set
+- three evaluation sets: the team's corpus (`tests/redaction/corpus.py`), the held-out set
   written from public scanners' fixtures and real file formats (`tests/redaction/heldout.py`,
-  issue 15), both seeded;
+  issue 15), and the blind set (`tests/redaction/blind.py`), written without reading the
+  redactor, the corpus or the held-out set after both had been used to tune the rules, so it
+  is the one that measures generalisation; all seeded;
 - recall: the share of secrets no longer present whole in the output; strict recall: the share
   of which no 16-character piece is left either; look-alikes lost: the share of must-keep
   strings that did not survive verbatim; overall and per family (kind) of each set;
@@ -44,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.redaction import heldout
+from tests.redaction import blind, heldout
 from tests.redaction.corpus import Score, generate, mixed_payload, score, total
 from zeroclaw_obs.redaction import Redactor
 
@@ -237,7 +239,11 @@ def main() -> int:
     parser.add_argument("--all-families", action="store_true")
     args = parser.parse_args()
     began = time.perf_counter()
-    sets = {"corpus": generate(seed=args.seed), "held-out": heldout.generate(seed=args.seed)}
+    sets = {
+        "corpus": generate(seed=args.seed),
+        "held-out": heldout.generate(seed=args.seed),
+        "blind": blind.generate(seed=args.seed),
+    }
     size = int(args.size_mb * 1e6)
     mixes = {
         "clean mix": mixed_payload(args.seed, size)[0],
@@ -245,9 +251,10 @@ def main() -> int:
     }
     mix_mb = {name: sum(len(r.encode()) for r in recs) / 1e6 for name, recs in mixes.items()}
     print(
-        f"\nRedaction: {len(sets['corpus'])} corpus cases and {len(sets['held-out'])} held-out "
-        f"cases (seed {args.seed}); clean mix {mix_mb['clean mix']:.1f} MB in "
-        f"{len(mixes['clean mix']):,} records, dense mix {mix_mb['dense mix']:.1f} MB in "
+        f"\nRedaction: {len(sets['corpus'])} corpus, {len(sets['held-out'])} held-out and "
+        f"{len(sets['blind'])} blind cases (seed {args.seed}); "
+        f"clean mix {mix_mb['clean mix']:.1f} MB in {len(mixes['clean mix']):,} records, "
+        f"dense mix {mix_mb['dense mix']:.1f} MB in "
         f"{len(mixes['dense mix']):,} records; one core"
     )
     contenders = [c for c in (ours(), detect_secrets(), logfire_scrubber()) if c is not None]
