@@ -95,6 +95,14 @@ class TestCheckToolAssembly:
 
         assert "--allow-tool entry 2: matches no tool this agent may use" == str(info.value)
 
+    def test_delegate_may_be_named_in_a_file_with_sub_agents(self):
+        """`--allow-tool delegate` keeps delegation; without `agents` it names nothing."""
+        researcher = {"researcher": {"description": "Looks things up"}}
+
+        check_tool_assembly(agent(agents=researcher), allowed_tools=["delegate"])
+        with pytest.raises(ConfigError, match="entry 1: matches no tool"):
+            check_tool_assembly(agent(), allowed_tools=["delegate"])
+
 
 class TestUnmatchedAllowed:
     def test_matches_what_the_agent_may_use_before_narrowing(self):
@@ -119,6 +127,16 @@ class TestUnmatchedAllowed:
 
         assert unmatched_allowed(ToolPolicy(), list(registry), servers, ["tool_search"]) is None
         assert 0 == unmatched_allowed(no_wx, list(registry), servers, ["tool_search"])
+
+    def test_delegate_counts_when_the_agent_has_sub_agents(self):
+        """`delegate` is no registry tool: it may be named only where a turn provides it."""
+        registry, servers = agent_tools(agent(), ToolPolicy(), source="a.yaml", extra=[])
+        tools = list(registry)
+
+        assert 0 == unmatched_allowed(ToolPolicy(), tools, servers, ["delegate"])
+        assert None is unmatched_allowed(
+            ToolPolicy(), tools, servers, ["delegate"], turn_tools=["delegate"]
+        )
 
     def test_entries_that_could_match_a_pending_server_pass(self):
         """A real server not connected yet may have the tool: the entry is not judged."""

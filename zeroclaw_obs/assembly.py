@@ -21,6 +21,7 @@ from .errors import ConfigError
 from .scenario import Scenario
 from .tools.base import Provenance, Tool
 from .tools.deferred import ToolSearchTool
+from .tools.delegate import DELEGATE
 from .tools.mcp import McpServer
 from .tools.python_tools import import_python_tools
 from .tools.registry import ToolPolicy, ToolRegistry, pattern_matches, pattern_reaches_server
@@ -110,7 +111,12 @@ def check_tool_patterns(
     if allowed_tools is None:
         return
     index = unmatched_allowed(
-        scenario.tool_policy(), tools, servers, allowed_tools, pending=pending
+        scenario.tool_policy(),
+        tools,
+        servers,
+        allowed_tools,
+        pending=pending,
+        turn_tools=[DELEGATE] if scenario.agents else [],
     )
     if index is not None:
         raise ConfigError(
@@ -155,11 +161,13 @@ def unmatched_allowed(
     allowed: Sequence[str],
     *,
     pending: Sequence[str] = (),
+    turn_tools: Sequence[str] = (),
 ) -> int | None:
     """The index of the first allow-list entry that matches no tool the agent may use.
 
     "May use" is what `policy` admits before any narrowing: its bundles grant it and its risk
-    profile keeps it (`tool_search` counts when a deferred tool is admitted). An entry that
+    profile keeps it (`tool_search` counts when a deferred tool is admitted, `delegate` when
+    the agent has sub-agents: pass it in `turn_tools`). An entry that
     names only tools outside that set would narrow to nothing it names, so it is refused
     rather than silently ignored; it could never add a tool either way.
 
@@ -169,9 +177,11 @@ def unmatched_allowed(
         servers: the MCP servers connected so far.
         allowed: the entries, names or patterns.
         pending: real servers not connected yet; entries that could match their tools pass.
+        turn_tools: names of the tools each turn provides itself (`delegate`); the risk
+            profile never removes them (`DelegateTool` is read-only).
     """
     agent = ToolPolicy(bundles=policy.bundles, profile=policy.profile)
-    names = [t.name for t in tools if agent.admits(t)]
+    names = [t.name for t in tools if agent.admits(t)] + list(turn_tools)
     for server in servers:
         admitted = [w.name for w in server.wrappers() if agent.admits(w)]
         names.extend(admitted)

@@ -235,10 +235,20 @@ class TestSubsetRule:
 
     async def test_a_run_narrowing_reaches_the_sub_agent(self, run_scenario):
         data = turn([{"tool_calls": [delegate("d1")]}, {"text": "x"}, {"text": "done"}])
-        _outcome, replay = await run_scenario(data, allowed_tools=["deploy"])
+        _outcome, replay = await run_scenario(data, allowed_tools=["deploy", "delegate"])
 
         assert ["delegate", "deploy"] == sorted(offered(replay, 0))
         assert ["deploy"] == offered(replay, 1)
+
+    async def test_a_run_narrowing_that_omits_delegate_removes_it(self, run_scenario):
+        """`delegate` is narrowed like any tool: not offered, and a call to it by name is
+        refused before any sub-agent runs."""
+        data = turn([{"tool_calls": [delegate("d1")]}, {"text": "done"}])
+        _outcome, replay = await run_scenario(data, allowed_tools=["get_weather"])
+
+        assert ["get_weather"] == offered(replay, 0)
+        assert ["Tool not available in this turn: delegate"] == tool_messages(replay)
+        assert 2 == len(replay.provider.requests)
 
     async def test_deferred_tools_are_the_parents_activations_and_no_more(self, run_scenario):
         """The sub-agent gets the deferred tools the lead activated (and its bundles admit),

@@ -307,6 +307,18 @@ class TestRiskProfile:
         )
         assert 0 == server.conversation_count
 
+    async def test_allowed_tools_may_keep_delegate_where_there_are_sub_agents(self):
+        """`delegate` is a tool the agent may use when its file has `agents`, and only then."""
+        lead = runtime({**READ_ONLY_AGENT, "agents": {"helper": {"description": "Helps"}}})
+        plain = runtime(READ_ONLY_AGENT)
+
+        await finish(lead.start_turn("go", None, allowed_tools=["lookup", "delegate"]))
+        with pytest.raises(ServerError) as info:
+            plain.start_turn("go", None, allowed_tools=["lookup", "delegate"])
+
+        assert 1 == lead.conversation_count
+        assert "allowed_tools.1: matches no tool this agent may use" == info.value.message
+
 
 TOOLBOX = Path(__file__).parents[1] / "tools" / "mcp_servers" / "toolbox.py"
 

@@ -48,6 +48,7 @@ from ..redaction import Redactor
 from ..replay import Replay, build_provider, build_replay, connected_mcp_servers
 from ..scenario import Scenario
 from ..tools.deferred import ActivatedToolSet
+from ..tools.delegate import DELEGATE
 from ..tools.registry import ToolRegistry
 from ..turn.context import CONVERSATION_ID, ResolvedAgentExecution, TurnState, new_turn_id
 from ..turn.loop import run_tool_call_loop
@@ -373,7 +374,11 @@ class ServerRuntime:
         if allowed_tools is None:
             return registry
         index = unmatched_allowed(
-            registry.policy, list(registry), self._agent.mcp_servers, allowed_tools
+            registry.policy,
+            list(registry),
+            self._agent.mcp_servers,
+            allowed_tools,
+            turn_tools=[DELEGATE] if self._agent.subagents else [],
         )
         if index is not None:
             raise ServerError(

@@ -140,8 +140,9 @@ class EffectiveTools:
         matched by an `always` group are activated into `activated` now.
 
         `turn_tools` are the tools the turn provides itself (`delegate`, bound to this turn:
-        `turn/delegation.py`). Like `tool_search` they are not granted or narrowed by name
-        (what a sub-agent may use is narrowed instead); `excluded_tools` still removes them.
+        `turn/delegation.py`). No bundle grants them (the file's `agents` do), but a narrowing
+        removes them like any tool (`--allow-tool get_*` leaves no `delegate`), and so does
+        `excluded_tools`. What a sub-agent may use is narrowed too, through its policy.
 
         Raises:
             ValueError: two tools of the turn share a name (for example a registry tool named
@@ -159,7 +160,7 @@ class EffectiveTools:
         earlier = activated.tools()
         excluded = [
             *config.excluded_tools,
-            *policy.excluded_names([*static, *direct, *deferred, *earlier]),
+            *policy.excluded_names([*static, *direct, *deferred, *earlier, *turn_tools]),
             *(t.name for t in earlier if not policy.grants(t)),
         ]
         listed = visible_after_exclusion(deferred, excluded)
