@@ -54,6 +54,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.redaction.corpus import Case
+from tests.redaction.formats import base62
 
 __all__ = ["FAMILIES", "KEEP_FAMILIES", "PII_FAMILIES", "generate"]
 
@@ -70,7 +71,6 @@ _UPPER_ALNUM = _UPPER + _DIGITS
 _HEX = "0123456789abcdef"
 _B64 = _ALNUM + "+/"
 _B64URL = _ALNUM + "-_"
-_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
@@ -105,18 +105,10 @@ def _rbytes(rng: random.Random, n: int) -> bytes:
     return bytes(rng.getrandbits(8) for _ in range(n))
 
 
-def _base62(n: int, width: int) -> str:
-    out = ""
-    while n:
-        n, r = divmod(n, 62)
-        out = _BASE62[r] + out
-    return out.rjust(width, "0")
-
-
 def _crc_token(rng: random.Random, prefix: str, body: int = 30) -> str:
     """A GitHub/npm-style token: prefix, `body` base62 characters, 6 of CRC32 in base62."""
     random_part = _tok(rng, _ALNUM, body)
-    return prefix + random_part + _base62(zlib.crc32(random_part.encode()), 6)
+    return prefix + random_part + base62(zlib.crc32(random_part.encode()), 6)
 
 
 def _uuid(rng: random.Random) -> str:

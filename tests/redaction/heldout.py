@@ -34,6 +34,7 @@ from dataclasses import replace
 
 from tests.redaction.corpus import Case
 from tests.redaction.corpus._blocks import _b64, _b64url, _hex
+from tests.redaction.formats import base62
 
 __all__ = ["FAMILIES", "KEEP_FAMILIES", "PII_FAMILIES", "dense_payload", "generate"]
 
@@ -43,7 +44,6 @@ __all__ = ["FAMILIES", "KEEP_FAMILIES", "PII_FAMILIES", "dense_payload", "genera
 
 _LOWER, _UPPER, _DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
 _ALNUM = _LOWER + _UPPER + _DIGITS
-_BASE62 = _DIGITS + _UPPER + _LOWER
 _B64 = _ALNUM + "+/"
 _B64URL = _ALNUM + "-_"
 _HEX = "0123456789abcdef"
@@ -66,18 +66,10 @@ def _uuid(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
 
 
-def _base62(n: int, width: int) -> str:
-    out = ""
-    while n:
-        n, r = divmod(n, 62)
-        out = _BASE62[r] + out
-    return out.rjust(width, "0")
-
-
 def _crc_token(rng: random.Random, prefix: str) -> str:
     """GitHub / npm style: prefix, 30 random base62 characters, then their CRC32 in base62."""
     body = _rand(rng, _ALNUM, 30)
-    return prefix + body + _base62(zlib.crc32(body.encode()), 6)
+    return prefix + body + base62(zlib.crc32(body.encode()), 6)
 
 
 def _password(rng: random.Random, symbols: str = _PW_SYMBOLS) -> str:
