@@ -31,6 +31,7 @@ __all__ = [
     "agent_tools",
     "check_tool_assembly",
     "check_tool_patterns",
+    "checked_agent_tools",
     "reachable_real_servers",
     "unmatched_allowed",
 ]
@@ -52,8 +53,31 @@ def check_tool_assembly(
         ConfigError: a Python tool cannot be imported, or a bundle pattern or an
             `allowed_tools` entry matches nothing (`check_tool_patterns`).
     """
-    policy = scenario.tool_policy()
-    registry, servers = agent_tools(scenario, policy, source=source, extra=[])
+    checked_agent_tools(
+        scenario,
+        scenario.tool_policy(),
+        source=source,
+        extra=[],
+        allowed_tools=allowed_tools,
+        allowed_tools_field=allowed_tools_field,
+    )
+
+
+def checked_agent_tools(
+    scenario: Scenario,
+    policy: ToolPolicy,
+    *,
+    source: str,
+    extra: Sequence[Tool],
+    allowed_tools: Sequence[str] | None,
+    allowed_tools_field: str,
+) -> tuple[ToolRegistry, list[McpServer]]:
+    """`agent_tools`, then `check_tool_patterns` on them with the reachable real servers pending.
+
+    The one path `check_tool_assembly` (before any output file) and `build_replay` (before
+    the provider is built) both take, so the two can never judge a file differently.
+    """
+    registry, servers = agent_tools(scenario, policy, source=source, extra=extra)
     check_tool_patterns(
         scenario,
         list(registry),
@@ -63,6 +87,7 @@ def check_tool_assembly(
         allowed_tools_field=allowed_tools_field,
         pending=reachable_real_servers(scenario, policy),
     )
+    return registry, servers
 
 
 def check_tool_patterns(

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .approval import ApprovalManager, AuditLog, TerminalPrompter
-from .assembly import agent_tools, check_tool_patterns, reachable_real_servers
+from .assembly import check_tool_patterns, checked_agent_tools, reachable_real_servers
 from .config import build_redactor
 from .errors import BadInputError, ConfigError
 from .model_targets import ModelTargets
@@ -208,16 +208,14 @@ def build_replay(
     approval_config = profile_approval(config.approval, policy.profile)
     if approval_config is not config.approval:
         config = config.model_copy(update={"approval": approval_config})
-    registry, servers = agent_tools(scenario, policy, source=source, extra=extra_tools or [])
     # Before the provider is built: a refused file must leave no client to close.
-    check_tool_patterns(
+    registry, servers = checked_agent_tools(
         scenario,
-        list(registry),
-        servers,
+        policy,
         source=source,
+        extra=extra_tools or [],
         allowed_tools=allowed_tools,
         allowed_tools_field=allowed_tools_field,
-        pending=reachable_real_servers(scenario, policy),
     )
     if allowed_tools is not None:
         registry = registry.narrowed(allowed_tools)
