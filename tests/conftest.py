@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,6 +14,9 @@ from zeroclaw_obs.scenario import parse_scenario
 from zeroclaw_obs.turn.loop import TurnOutcome
 
 from .providers.wire import WireServer
+
+if TYPE_CHECKING:
+    from .builders import Traced
 
 
 class RecordingObserver:
@@ -86,3 +89,14 @@ def wire() -> Iterator[WireServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def traced() -> Iterator[Traced]:
+    """A `Traced` (in-memory spans behind a real span observer), shut down after the test."""
+    from .builders import Traced  # builders imports this module
+
+    traced = Traced()
+    yield traced
+    traced.observer.shutdown(1.0)
+    traced.provider.shutdown()

@@ -6,15 +6,11 @@ import asyncio
 import io
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from zeroclaw_obs.approval import (
     REST_DISPLAY_LIMIT,
@@ -27,8 +23,6 @@ from zeroclaw_obs.approval import (
 )
 from zeroclaw_obs.config import ApprovalConfig
 from zeroclaw_obs.observability.events import ApprovalDecision, Correlation, TurnOutcomeKind
-from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.traces.tracing import SpanObserver
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import Tool, ToolResult
 from zeroclaw_obs.turn.approval_gate import (
@@ -123,29 +117,6 @@ class SlowTty(FakeTty):
 
 
 WAIT_S = 0.05
-
-
-class Traced:
-    """A tracer provider with an in-memory exporter and the span observer on it."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.observer = SpanObserver(self.provider, health=TelemetryHealth())
-
-    def named(self, name: str) -> ReadableSpan:
-        assert self.observer.force_flush(5.0)
-        (span,) = [s for s in self.exporter.get_finished_spans() if s.name == name]
-        return span
-
-
-@pytest.fixture
-def traced() -> Iterator[Traced]:
-    traced = Traced()
-    yield traced
-    traced.observer.shutdown(1.0)
-    traced.provider.shutdown()
 
 
 def shell_call(cid: str, command: str) -> dict[str, Any]:
@@ -480,8 +451,8 @@ class TestApprovalWaitSpan:
             terminal=TerminalPrompter(SlowTty(), io.StringIO()),
             observer=traced.observer,
         )
-        approval = traced.named("await_approval deploy")
-        executed = traced.named("execute_tool deploy")
+        (approval,) = traced.named("await_approval deploy")
+        (executed,) = traced.named("execute_tool deploy")
         assert "yes" == approval.attributes["zeroclaw.approval.decision"]
         assert approval.end_time - approval.start_time >= WAIT_S * 1e9
         assert approval.end_time <= executed.start_time <= executed.end_time

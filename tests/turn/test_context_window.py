@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -104,14 +103,6 @@ def span_texts(traced: Traced) -> str:
             parts += [event.name, *(str(v) for v in event.attributes.values())]
         parts.append(span.status.description or "")
     return "\n".join(parts)
-
-
-@pytest.fixture
-def traced() -> Iterator[Traced]:
-    traced = Traced()
-    yield traced
-    traced.observer.shutdown(1.0)
-    traced.provider.shutdown()
 
 
 class Watched:

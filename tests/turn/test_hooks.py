@@ -6,7 +6,6 @@ import asyncio
 import io
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from zeroclaw_obs.turn.hooks import (
     RewriteLlmCall,
 )
 
-from ..builders import SECRET, Traced, chained
+from ..builders import SECRET, chained
 from ..conftest import RecordingObserver
 
 
@@ -358,14 +357,6 @@ def two_calls(**config: Any) -> dict[str, Any]:
             {"text": "18C"},
         ],
     }
-
-
-@pytest.fixture
-def traced() -> Iterator[Traced]:
-    traced = Traced()
-    yield traced
-    traced.observer.shutdown(1.0)
-    traced.provider.shutdown()
 
 
 class TestRunBeforeLlm:

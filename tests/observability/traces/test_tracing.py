@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
@@ -105,14 +104,6 @@ async def run_probe(run_scenario, traced: Traced) -> list[int]:
     data = scenario([call("c1", "Paris", "probe")], approval={"auto_approve": ["probe"]})
     await run_scenario(data, observer=traced.observer, extra_tools=[probe])
     return seen
-
-
-@pytest.fixture
-def traced() -> Iterator[Traced]:
-    traced = Traced()
-    yield traced
-    traced.observer.shutdown(1.0)
-    traced.provider.shutdown()
 
 
 class TestSpanShape:
