@@ -227,3 +227,35 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def anthropic_event(event: str, **data: Any) -> bytes:
+    """One event of Anthropic's Messages stream (the `type` field repeats the event name)."""
+    return sse({"type": event, **data}, event)
+
+
+def anthropic_text(*deltas: str) -> list[bytes]:
+    """An Anthropic stream up to its text deltas: `message_start`, one text block, `deltas`."""
+    start = anthropic_event(
+        "message_start",
+        message={
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    )
+    block = anthropic_event(
+        "content_block_start", index=0, content_block={"type": "text", "text": ""}
+    )
+    return [
+        start,
+        block,
+        *(
+            anthropic_event("content_block_delta", index=0, delta={"type": "text_delta", "text": d})
+            for d in deltas
+        ),
+    ]

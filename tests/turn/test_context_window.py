@@ -31,7 +31,7 @@ from zeroclaw_obs.turn.loop import SUMMARY_REQUEST
 
 from ..builders import PlayedProvider, Traced, answer, build, chained
 from ..conftest import RecordingObserver, make_replay
-from ..providers.wire import DONE, Reply, WireServer, sse
+from ..providers.wire import DONE, Reply, WireServer, anthropic_event, anthropic_text, sse
 
 OLD = "PAYLOAD-of-an-old-turn"
 """Text only the earlier turns hold: it must reach no span and no log line."""
@@ -408,28 +408,14 @@ def openai_answer(text: str) -> Reply:
 
 
 def anthropic_answer(text: str) -> Reply:
-    def ev(event: str, **data: Any) -> bytes:
-        return sse({"type": event, **data}, event)
-
     return Reply.stream(
         [
-            ev(
-                "message_start",
-                message={
-                    "id": "msg_1",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-test",
-                    "content": [],
-                    "stop_reason": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1},
-                },
+            *anthropic_text(text),
+            anthropic_event("content_block_stop", index=0),
+            anthropic_event(
+                "message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 3}
             ),
-            ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
-            ev("content_block_delta", index=0, delta={"type": "text_delta", "text": text}),
-            ev("content_block_stop", index=0),
-            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 3}),
-            ev("message_stop"),
+            anthropic_event("message_stop"),
         ]
     )
 

@@ -40,7 +40,7 @@ from zeroclaw_obs.turn.provider_call import RetryPolicy
 
 from ..builders import Dropped, PlayedProvider, Sleeps, Traced, answer, build, chained, http
 from ..conftest import RecordingObserver, make_replay
-from ..providers.wire import DONE, Reply, WireServer, sse
+from ..providers.wire import DONE, Reply, WireServer, anthropic_event, anthropic_text, sse
 
 SECRET = "ghp_" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"
 WEATHER = {
@@ -480,36 +480,6 @@ def openai_chunk(content: str | None = None, finish: str | None = None) -> bytes
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
     )
-
-
-def anthropic_event(event: str, **data: Any) -> bytes:
-    return sse({"type": event, **data}, event)
-
-
-def anthropic_text(*deltas: str) -> list[bytes]:
-    start = anthropic_event(
-        "message_start",
-        message={
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-test",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1},
-        },
-    )
-    block = anthropic_event(
-        "content_block_start", index=0, content_block={"type": "text", "text": ""}
-    )
-    return [
-        start,
-        block,
-        *(
-            anthropic_event("content_block_delta", index=0, delta={"type": "text_delta", "text": d})
-            for d in deltas
-        ),
-    ]
 
 
 def real_agent(kind: str, url: str) -> dict[str, Any]:
