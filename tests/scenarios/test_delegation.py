@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from tests.builders import Traced, chained
 from zeroclaw_obs.errors import ScenarioExhaustedError
@@ -24,6 +25,7 @@ from zeroclaw_obs.observability.events import (
     TurnOutcomeKind,
 )
 from zeroclaw_obs.observability.logs.logs import LogObserver, build_logger
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver
 from zeroclaw_obs.receipts import ReceiptGenerator
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.turn.loop import cap_summary_suffix
@@ -476,6 +478,42 @@ class TestAttribution:
         assert tool.context.span_id == nested.parent.span_id
         assert {lead.context.trace_id} == {s.context.trace_id for s in traced.spans}
         assert "agent" == nested.attributes["zeroclaw.channel"]
+
+    async def test_the_nested_root_names_its_parent_agent(self, run_scenario):
+        """`invoke_agent researcher` carries `zeroclaw.parent_agent.name` (the lead's alias,
+        as its log lines carry `parent_agent_alias`); the lead's root has no such attribute."""
+        traced = Traced()
+        await run_scenario(
+            turn([{"tool_calls": [delegate("d1")]}, {"text": "x"}, {"text": "done"}]),
+            observer=traced.observer,
+        )
+
+        roots = {s.name: s.attributes for s in traced.named("invoke_agent")}
+        assert "lead" == roots["invoke_agent researcher"].get("zeroclaw.parent_agent.name")
+        assert "zeroclaw.parent_agent.name" not in roots["invoke_agent lead"]
+
+    async def test_turn_metrics_count_the_top_level_turn_only(self, run_scenario):
+        """One user message is one turn in `zeroclaw_turns_total` and the turn histogram; the
+        nested turn shows as the `delegate` call, and its requests count like the lead's."""
+        registry = CollectorRegistry()
+        await run_scenario(
+            turn([{"tool_calls": [delegate("d1")]}, {"text": "x"}, {"text": "done"}]),
+            observer=MetricsObserver(registry),
+        )
+
+        def sample(name: str, **labels: str) -> float | None:
+            return registry.get_sample_value(name, labels)
+
+        assert 1.0 == sample("zeroclaw_turns_total", outcome="final")
+        assert 1.0 == sample("zeroclaw_turn_duration_seconds_count")
+        assert 1.0 == sample("zeroclaw_tool_calls_total", tool="delegate", outcome="success")
+        requests = [
+            s.value
+            for family in registry.collect()
+            for s in family.samples
+            if s.name == "zeroclaw_llm_requests_total"
+        ]
+        assert 3.0 == sum(requests)
 
     async def test_receipts_come_from_the_parents_generator(self, run_scenario, observer):
         key = bytes(range(32))

@@ -19,6 +19,9 @@ Risky parts:
   child is first created, so the per-event cost stays one dict lookup.
 - `on_event` runs on the turn's path. It only increments in-memory counters; it never blocks,
   and it never raises (a failure is counted in `errors`).
+- Turn metrics (`zeroclaw_turns_total`, `zeroclaw_turn_duration_seconds`) count top-level
+  turns only: a delegated turn (its `parent_agent_alias` set) is inside its parent's turn and
+  its `delegate` call; counting it too would make one user message two turns.
 - Exemplar ids come with each event from the span step of the telemetry chain
   (`observability/chain.py`: `record(event, ids)`), which has seen the event first.
 """
@@ -290,9 +293,13 @@ class MetricsObserver:
             "Tokens reported by the provider.",
             ("provider", "model", "direction"),
         )
-        self._turns = counter("zeroclaw_turns_total", "Turns ended, by outcome.", ("outcome",))
+        self._turns = counter(
+            "zeroclaw_turns_total", "Top-level turns ended, by outcome.", ("outcome",)
+        )
         self._turn_duration = histogram(
-            "zeroclaw_turn_duration_seconds", "Whole-turn latency.", TURN_DURATION_BUCKETS
+            "zeroclaw_turn_duration_seconds",
+            "Top-level whole-turn latency.",
+            TURN_DURATION_BUCKETS,
         )
         self._approvals = counter(
             "zeroclaw_approvals_total", "Approval decisions.", ("tool", "decision", "surface")
@@ -355,6 +362,11 @@ class MetricsObserver:
         return name
 
     def _on_agent_end(self, event: AgentEnd, ids: EventIds) -> None:
+        if event.correlation.parent_agent_alias is not None:
+            # A delegated (nested) turn is part of its parent's turn, not a turn of its own:
+            # it shows as the `delegate` call's tool metrics, its requests and tool calls count
+            # as usual, and the turn metrics stay one per user message.
+            return
         self._turns(event.outcome.value).inc()
         self._turn_duration.observe(event.duration_s, exemplar=_exemplar(ids.root))
 

@@ -114,6 +114,9 @@ def turn_start_attributes(event: AgentStart, *, capture: bool) -> dict[str, Any]
         "zeroclaw.channel": c.channel,
         "openinference.span.kind": "AGENT",
     }
+    if c.parent_agent_alias is not None:
+        # A delegated turn: the agent that delegated it (log lines: `parent_agent_alias`).
+        attributes["zeroclaw.parent_agent.name"] = c.parent_agent_alias
     if capture and event.input is not None:
         attributes["input.value"] = event.input
     if event.receipt_key_id:
