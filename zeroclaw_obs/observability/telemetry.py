@@ -29,7 +29,7 @@ from prometheus_client import CollectorRegistry
 from ..redaction import CleanTextCache, Redactor
 from .chain import SignalObserver, TelemetryChain
 from .health import TelemetryHealth
-from .logs.logs import LogObserver, QueuedLogger, build_logger, route_stdlib_logging
+from .logs.logs import LineWriter, LogObserver, QueuedLogger, route_stdlib_logging
 from .metrics.metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
 from .observer import Observer
 from .progress import ProgressObserver
@@ -265,7 +265,7 @@ def setup_telemetry(
     signals.append(metrics)
     log_handler = log_queue = None
     if options.logs is not None:
-        logger = build_logger(redactor=redactor, stream=options.logs, clean_text=clean_text)
+        logger = LineWriter(redactor=redactor, stream=options.logs, clean_text=clean_text)
         log_queue = QueuedLogger(logger, health=health, flush=options.logs.flush)
         signals.append(LogObserver(log_queue, flush=log_queue.wake, health=health))
         # The handler takes INFO, but libraries' loggers stay at the root's WARNING: only a

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import structlog
@@ -18,6 +18,7 @@ import structlog
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
 from zeroclaw_obs.observability.logs.logs import (
     BufferedWriteLogger,
+    LineWriter,
     LogObserver,
     QueuedLogger,
     RedactingProcessor,
@@ -273,6 +274,42 @@ class TestLogObserver:
         assert [len(lines(stream))] == flushed
         assert "turn_end" == lines(stream)[-1]["event"]
 
+    async def test_a_queued_logger_writes_the_same_lines(self, run_scenario, stream):
+        """Through a `QueuedLogger` the worker builds each line from the event (`defer`): the
+        lines are those the observer writes straight to a structlog logger, in order."""
+        direct = io.StringIO()
+        await run_logged(run_scenario, direct, spans=HashSpanIds(), capture_content=True)
+        queued = QueuedLogger(
+            LineWriter(redactor=Redactor(), stream=stream),
+            health=TelemetryHealth(),
+            schedule_delay_s=3600,
+        )
+        observer = chained(HashSpanIds(), LogObserver(queued, capture_content=True))
+        await run_scenario(LIFECYCLE_TURN, observer=observer)
+        assert "" == stream.getvalue()  # nothing rendered on the turn's path
+        assert queued.shutdown(5)
+        varying = {"timestamp", "turn_id", "trace_id", "duration_ms", "wait_ms", "receipt"}
+
+        def same(records: list[dict[str, Any]]) -> list[list[tuple[str, Any]]]:
+            return [[(k, v) for k, v in r.items() if k not in varying] for r in records]
+
+        assert same(lines(direct)) == same(lines(stream))
+        assert [] == leaked_pieces(stream.getvalue())
+
+    def test_a_handler_that_fails_on_the_worker_is_counted(self, stream):
+        """A deferred line whose fields cannot be built is counted like an eager failure."""
+        health = TelemetryHealth()
+        queued = QueuedLogger(
+            LineWriter(redactor=Redactor(), stream=stream), health=health, schedule_delay_s=3600
+        )
+        observer = LogObserver(queued, health=health)
+        observer.record(llm_response(), None)  # type: ignore[arg-type]  # ids the handler reads
+        observer.on_event(llm_response())
+        assert queued.shutdown(5)
+        assert 1 == observer.errors
+        assert {"logs": 1} == dict(health.snapshot().observer_errors)
+        assert ["llm_response"] == [r["event"] for r in lines(stream)]
+
     def test_never_raises(self):
         """A logger that fails is counted in `errors`, never raised into the turn."""
 
@@ -513,6 +550,38 @@ class TestBuildLogger:
         assert (
             "RuntimeError: upstream refused token [REDACTED:github_token]" in (record["exception"])
         )
+
+
+class TestLineWriter:
+    RECORDS: ClassVar[list[tuple[int, str, dict[str, Any]]]] = [
+        (logging.INFO, "tool_call_result", {"n": 1, "ok": True, "ms": 0.25, "none": None}),
+        (logging.WARNING, "llm_retry", {"request": {"headers": [f"Bearer {SECRET}"]}}),
+        (logging.DEBUG, "quiet", {}),
+        (logging.ERROR, "turn_end", {"error": f"token {SECRET}", "timestamp": 1717243200.5}),
+    ]
+
+    def test_writes_what_build_logger_writes(self, stream):
+        """The same records give the same lines as a `build_logger` logger, timestamps set."""
+        expected = io.StringIO()
+        logger = build_logger(redactor=Redactor(), stream=expected)
+        writer = LineWriter(redactor=Redactor(), stream=stream)
+        for level, event, fields in self.RECORDS:
+            logger.log(level, event, **{"timestamp": 1717243200.25, **fields})
+            writer.log(level, event, **{"timestamp": 1717243200.25, **fields})
+        writer.flush()
+        assert expected.getvalue() == stream.getvalue()
+        assert 3 == len(lines(stream))
+        assert [] == leaked_pieces(stream.getvalue())
+
+    def test_a_batch_is_one_write_and_a_warning_flushes_it(self):
+        """`write` writes every line at once; with a warning among them it flushes."""
+        stream = FlushCountingStream()
+        writer = LineWriter(redactor=Redactor(), stream=stream)
+        rendered = [writer.render(logging.INFO, f"line-{i}", {}) for i in range(3)]
+        writer.write([line for line in rendered if line is not None])
+        assert (3, 0) == (len(lines(stream)), stream.flushes)
+        writer.write([writer.render(logging.WARNING, "loud", {}) or ""], urgent=True)
+        assert 1 == stream.flushes
 
 
 class TestRouteStdlibLogging:

@@ -9,7 +9,7 @@ import datetime
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import structlog
@@ -21,6 +21,8 @@ from ..health import HealthCounter, Signal, TelemetryHealth
 
 __all__ = [
     "BufferedWriteLogger",
+    "Line",
+    "LineWriter",
     "QueuedLogger",
     "RedactingProcessor",
     "add_event_time",
@@ -135,6 +137,16 @@ class BufferedWriteLogger(structlog.WriteLogger):
             self._write(message + "\n")
             self._flush_locked()
 
+    def write_lines(self, messages: list[str], *, urgent: bool = False) -> None:
+        """Write `messages` as lines in one write; flush when `urgent` (a warning or worse
+        among them) or when the interval has passed."""
+        if not messages:
+            return
+        with self._lock:
+            self._write("\n".join(messages) + "\n")
+            if urgent or time.monotonic() >= self._next_flush:
+                self._flush_locked()
+
     log = debug = info = msg
     warn = warning = fatal = failure = err = error = critical = exception = msg_and_flush
 
@@ -175,10 +187,27 @@ def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
 
 
 def _json(redacting: RedactingProcessor) -> structlog.processors.JSONRenderer:
-    # What `json.dumps(event_dict, default=…)` writes, with the encoder built once instead of
-    # once per line.
-    encode = json.JSONEncoder(default=redacting.render_fallback).encode
-    return structlog.processors.JSONRenderer(serializer=lambda event_dict, **_: encode(event_dict))
+    return structlog.processors.JSONRenderer(serializer=_json_encoder(redacting.render_fallback))
+
+
+def _json_encoder(default: Callable[[Any], Any]) -> Callable[..., str]:
+    """What `json.dumps(event_dict, default=default)` writes, with the encoder built once
+    instead of once per line: the C encoder itself where there is one (`JSONEncoder.encode`
+    makes a new one on every call). No circular check: a record that refers to itself fails
+    with `RecursionError` instead of `ValueError`, and costs its line either way."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        encode = json.JSONEncoder(default=default).encode
+        return lambda event_dict, **_: encode(event_dict)
+    iterencode = make(
+        None, default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    join = "".join
+
+    def serialize(event_dict: Any, **_: Any) -> str:
+        return join(iterencode(event_dict, 0))
+
+    return serialize
 
 
 def build_processors(
@@ -220,6 +249,76 @@ def build_logger(
     wrapper = structlog.make_filtering_bound_logger(level)
     processors = build_processors(redactor, clean_text=clean_text)
     return wrapper(BufferedWriteLogger(stream), processors, {})
+
+
+class LineWriter:
+    """Our own records, rendered by the chain of `build_processors` and written a batch at
+    a time: the lines a `build_logger` logger writes, without structlog's per-call plumbing
+    (a bound logger copies its context and packs a keyword dict for every line).
+
+    `log(level, event, **fields)` is the bound logger's `log`; `QueuedLogger` calls `render`
+    for each line of a batch and `write` once for the batch. Processors are structlog's, in
+    the same order (redaction last before the time and the renderer).
+
+    Args:
+        redactor: the runtime's one redactor.
+        stream: where lines go, one JSON object per line.
+        level: the least severe stdlib level written.
+        clean_text: a memory of clean strings shared with the span guard.
+    """
+
+    def __init__(
+        self,
+        *,
+        redactor: Redactor,
+        stream: TextIO,
+        level: int = logging.INFO,
+        clean_text: CleanTextCache | None = None,
+    ) -> None:
+        processors = build_processors(redactor, clean_text=clean_text)
+        self._steps = tuple(processors[:-1])
+        self._renderer = processors[-1]
+        self._out = BufferedWriteLogger(stream)
+        self._level = level
+
+    def log(self, level: int, event: str, **fields: Any) -> None:
+        """Render and write one line now (the bound logger's `log`)."""
+        line = self.render(level, event, fields)
+        if line is not None:
+            self.write([line], urgent=level >= logging.WARNING)
+
+    def render(self, level: int, event: str, fields: dict[str, Any]) -> str | None:
+        """One line (None: below the level, or a processor dropped it). `fields` becomes
+        the record: don't reuse it. Raises what a processor raises."""
+        if level < self._level:
+            return None
+        name = _LEVEL_NAMES.get(level) or logging.getLevelName(level).lower()
+        fields["event"] = event
+        record: Any = fields
+        out = self._out
+        try:
+            for step in self._steps:
+                record = step(out, name, record)
+            line: str = self._renderer(out, name, record)
+        except structlog.DropEvent:
+            return None
+        return line
+
+    def write(self, lines: list[str], *, urgent: bool = False) -> None:
+        """Write rendered lines in one go; `urgent` flushes at once (a warning or worse)."""
+        self._out.write_lines(lines, urgent=urgent)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
+_LEVEL_NAMES = {
+    logging.DEBUG: "debug",
+    logging.INFO: "info",
+    logging.WARNING: "warning",
+    logging.ERROR: "error",
+    logging.CRITICAL: "critical",
+}
 
 
 def route_stdlib_logging(
@@ -295,10 +394,11 @@ class QueuedLogger:
         schedule_delay_s: float = 1.0,
     ) -> None:
         self._logger = logger
+        self._lines = logger if isinstance(logger, LineWriter) else None
         self._health = health
         self._level = level
         self._flush = flush
-        self._batcher: BoundedBatcher[tuple[int, str, dict[str, Any]]] = BoundedBatcher(
+        self._batcher: BoundedBatcher[_Queued] = BoundedBatcher(
             self._write,
             signal=Signal.LOGS,
             health=health,
@@ -315,6 +415,13 @@ class QueuedLogger:
         fields["timestamp"] = time.time()
         self._batcher.emit((level, event, fields))
 
+    def defer(self, make: Callable[..., list[Line]], *args: Any) -> None:
+        """Queue `make(*args)`, called on the worker for the lines it returns, each stamped
+        with the time of this call: the turn pays for a tuple, the worker builds the fields.
+        `args` must not change afterwards (observer events are frozen). Never blocks or
+        raises; `make` must not raise either (it counts its own failures)."""
+        self._batcher.emit((time.time(), make, args))
+
     def wake(self) -> None:
         """Have the worker write what is queued now (the end of a turn), without waiting."""
         self._batcher.wake()
@@ -327,14 +434,54 @@ class QueuedLogger:
         """Write what is queued and stop the worker within `timeout_s`; the rest is counted."""
         return self._batcher.shutdown(timeout_s)
 
-    def _write(self, batch: list[tuple[int, str, dict[str, Any]]]) -> bool:
-        log = self._logger.log
-        for level, event, fields in batch:
-            try:
-                log(level, event, **fields)
-            except Exception:
-                # One bad line (an object whose repr raises, a closed stream) costs that line.
-                self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
+    def _lines_of(self, batch: list[_Queued]) -> Iterator[Line]:
+        for first, second, third in batch:
+            if type(first) is int:
+                yield first, second, third
+                continue
+            for level, event, fields in second(*third):
+                if level >= self._level:
+                    fields["timestamp"] = first
+                    yield level, event, fields
+
+    def _write(self, batch: list[_Queued]) -> bool:
+        if self._lines is not None:
+            self._render_and_write(self._lines, batch)
+        else:
+            log = self._logger.log
+            for level, event, fields in self._lines_of(batch):
+                try:
+                    log(level, event, **fields)
+                except Exception:
+                    # One bad line (an object whose repr raises, a closed stream) costs that line.
+                    self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
         if self._flush is not None:
             self._flush()
         return True
+
+    def _render_and_write(self, writer: LineWriter, batch: list[_Queued]) -> None:
+        """Every line of the batch rendered, then written in one go."""
+        render = writer.render
+        rendered: list[str] = []
+        urgent = False
+        for level, event, fields in self._lines_of(batch):
+            try:
+                line = render(level, event, fields)
+            except Exception:
+                self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
+                continue
+            if line is not None:
+                rendered.append(line)
+                urgent = urgent or level >= logging.WARNING
+        try:
+            writer.write(rendered, urgent=urgent)
+        except Exception:
+            # A closed stream or a full disk: the batch's lines are lost, and counted.
+            self._health.increment(HealthCounter.DROPPED, Signal.LOGS, len(rendered))
+
+
+Line = tuple[int, str, dict[str, Any]]
+"""One log line before rendering: (stdlib level, event name, fields)."""
+
+_Queued = tuple[Any, Any, Any]
+"""A queued line `(level, event, fields)`, or `(timestamp, make, args)` for `defer`."""

@@ -11,13 +11,14 @@ Risky parts:
   before the renderer; `build_processors` fixes that order and a test holds it there.
 - Nothing here touches structlog's or logging's global configuration: loggers are built from
   explicit processors, and the stdlib handler is returned so the caller can remove it.
-- The turn's path pays for a dict and a queue append per line, no more: `QueuedLogger` hands
-  each line, with the time it was logged, to a bounded queue, and one worker thread runs the
-  processors (redaction included) and writes. A full queue drops lines and counts them
-  (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never blocks the turn. Lines are
-  written when half the queue is used, at the end of every turn, every `schedule_delay_s`,
-  and at shutdown (with a deadline): a process killed outright loses the lines of the last
-  second.
+- The turn's path pays for a tuple and a queue append per event, no more: `LogObserver` hands
+  the event, its span ids and the time to `QueuedLogger`'s bounded queue, and one worker
+  thread builds the fields, runs the processors (redaction included; `LineWriter`, without
+  structlog's per-line bound-logger plumbing) and writes each batch in one go. A full queue
+  drops lines and counts them (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never
+  blocks the turn. Lines are written when half the queue is used, at the end of every turn,
+  every `schedule_delay_s`, and at shutdown (with a deadline): a process killed outright
+  loses the lines of the last second.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ from ..events import (
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .chain import (
     BufferedWriteLogger,
+    Line,
+    LineWriter,
     QueuedLogger,
     RedactingProcessor,
     add_event_time,
@@ -61,6 +64,7 @@ from .chain import (
 
 __all__ = [
     "BufferedWriteLogger",
+    "LineWriter",
     "LogObserver",
     "QueuedLogger",
     "RedactingProcessor",
@@ -106,7 +110,9 @@ class LogObserver:
     kept longer, and would grow by up to `max_tool_result_chars` per call.
 
     Args:
-        logger: a structlog logger (see `build_logger`), or anything with its `log` method.
+        logger: a structlog logger (see `build_logger`), a `LineWriter`, or anything with
+            their `log` method; a `QueuedLogger` gets the events themselves (`defer`) and
+            builds the fields on its worker.
         capture_content: add redacted `arguments` / `result` to tool events.
         flush: called after each `turn_end` line, so a turn's lines are in the file when it
             ends (`build_logger` does not flush info lines one by one); e.g. `stream.flush`.
@@ -126,9 +132,10 @@ class LogObserver:
         """Events that failed to log (never raised into the turn)."""
         self._health = health
         self._log = logger.log
+        self._defer = logger.defer if isinstance(logger, QueuedLogger) else None
         self._flush = flush
         self._capture = capture_content
-        self._handlers: dict[type, Callable[[Any, EventIds], None]] = {
+        self._handlers: dict[type, Callable[[Any, EventIds], list[Line]]] = {
             AgentStart: self._on_agent_start,
             LlmRequest: self._on_llm_request,
             LlmResponse: self._on_llm_response,
@@ -149,16 +156,39 @@ class LogObserver:
 
     def record(self, event: ObserverEvent, ids: EventIds) -> None:
         """Log `event` with the ids of its spans (the chain's span step). Never raises; blocks
-        only as long as the logger's stream does."""
+        only as long as the logger's stream does.
+
+        With a `QueuedLogger` the turn only queues the event and its ids: the worker builds
+        the fields (`QueuedLogger.defer`; events are frozen, ids are strings)."""
         handler = self._handlers.get(type(event))
         if handler is None:
             return
+        if self._defer is not None:
+            self._defer(self._lines, handler, event, ids)
+        else:
+            try:
+                for level, name, fields in handler(event, ids):
+                    self._log(level, name, **fields)
+            except Exception:
+                self._count_error()
+                return
+        if self._flush is not None and type(event) is AgentEnd:
+            self._flush()
+
+    def _lines(
+        self, handler: Callable[[Any, EventIds], list[Line]], event: Any, ids: EventIds
+    ) -> list[Line]:
+        """`handler`'s lines, on the log worker; a failure is counted, never raised."""
         try:
-            handler(event, ids)
+            return handler(event, ids)
         except Exception:
-            self.errors += 1
-            if self._health is not None:
-                self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.LOGS)
+            self._count_error()
+            return []
+
+    def _count_error(self) -> None:
+        self.errors += 1
+        if self._health is not None:
+            self._health.increment(HealthCounter.OBSERVER_ERRORS, Signal.LOGS)
 
     def _context(
         self, correlation: Correlation, ids: tuple[str, str] | None, **fields: Any
@@ -177,7 +207,7 @@ class LogObserver:
             context["parent_agent_alias"] = correlation.parent_agent_alias
         return context
 
-    def _on_agent_start(self, event: AgentStart, event_ids: EventIds) -> None:
+    def _on_agent_start(self, event: AgentStart, event_ids: EventIds) -> list[Line]:
         ids = event_ids.root
         fields = self._context(
             event.correlation,
@@ -186,9 +216,9 @@ class LogObserver:
             model=event.model,
             receipt_key_id=event.receipt_key_id,
         )
-        self._log(logging.INFO, "turn_start", **fields)
+        return [(logging.INFO, "turn_start", fields)]
 
-    def _on_llm_request(self, event: LlmRequest, event_ids: EventIds) -> None:
+    def _on_llm_request(self, event: LlmRequest, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -199,9 +229,9 @@ class LogObserver:
             message_count=event.message_count,
             tool_count=event.tool_count,
         )
-        self._log(logging.INFO, "llm_request", **fields)
+        return [(logging.INFO, "llm_request", fields)]
 
-    def _on_llm_response(self, event: LlmResponse, event_ids: EventIds) -> None:
+    def _on_llm_response(self, event: LlmResponse, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -222,9 +252,9 @@ class LogObserver:
             error_type=event.error_type,
         )
         level = logging.INFO if event.success else _LLM_FAILURE_LEVELS.get(event.error_type)
-        self._log(level or logging.ERROR, "llm_response", **fields)
+        return [(level or logging.ERROR, "llm_response", fields)]
 
-    def _on_provider_attempt(self, event: ProviderAttempt, event_ids: EventIds) -> None:
+    def _on_provider_attempt(self, event: ProviderAttempt, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -237,9 +267,9 @@ class LogObserver:
             status=event.status,
             wait_ms=_ms(event.wait_s),
         )
-        self._log(logging.WARNING, "llm_retry", **fields)
+        return [(logging.WARNING, "llm_retry", fields)]
 
-    def _on_tool_call_start(self, event: ToolCallStart, event_ids: EventIds) -> None:
+    def _on_tool_call_start(self, event: ToolCallStart, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -251,9 +281,9 @@ class LogObserver:
         )
         if self._capture:
             fields["arguments"] = event.arguments
-        self._log(logging.INFO, "tool_call_start", **fields)
+        return [(logging.INFO, "tool_call_start", fields)]
 
-    def _on_tool_call(self, event: ToolCall, event_ids: EventIds) -> None:
+    def _on_tool_call(self, event: ToolCall, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -275,9 +305,9 @@ class LogObserver:
             fields["arguments"] = event.arguments
             fields["result"] = event.result
         level = _TOOL_LEVELS.get(event.outcome, logging.INFO)
-        self._log(level, "tool_call_result", **fields)
+        return [(level, "tool_call_result", fields)]
 
-    def _on_approval(self, event: ApprovalDecision, event_ids: EventIds) -> None:
+    def _on_approval(self, event: ApprovalDecision, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -289,9 +319,9 @@ class LogObserver:
             surface=event.surface,
             wait_ms=_ms(event.wait_s),
         )
-        self._log(logging.INFO, "approval_decision", **fields)
+        return [(logging.INFO, "approval_decision", fields)]
 
-    def _on_loop_detection(self, event: LoopDetection, event_ids: EventIds) -> None:
+    def _on_loop_detection(self, event: LoopDetection, event_ids: EventIds) -> list[Line]:
         ids = event_ids.own
         fields = self._context(
             event.correlation,
@@ -303,9 +333,9 @@ class LogObserver:
             severity=event.severity,
             message=event.message,
         )
-        self._log(_LOOP_LEVELS.get(event.severity, logging.WARNING), "loop_detection", **fields)
+        return [(_LOOP_LEVELS.get(event.severity, logging.WARNING), "loop_detection", fields)]
 
-    def _on_context_trimmed(self, event: ContextTrimmed, event_ids: EventIds) -> None:
+    def _on_context_trimmed(self, event: ContextTrimmed, event_ids: EventIds) -> list[Line]:
         fields = self._context(
             event.correlation,
             event_ids.root,
@@ -318,9 +348,9 @@ class LogObserver:
             token_budget=event.token_budget,
         )
         overflow = event.reason is ContextTrimReason.OVERFLOW
-        self._log(logging.WARNING if overflow else logging.INFO, "context_trimmed", **fields)
+        return [(logging.WARNING if overflow else logging.INFO, "context_trimmed", fields)]
 
-    def _on_model_switched(self, event: ModelSwitched, event_ids: EventIds) -> None:
+    def _on_model_switched(self, event: ModelSwitched, event_ids: EventIds) -> list[Line]:
         fields = self._context(
             event.correlation,
             event_ids.root,
@@ -331,29 +361,34 @@ class LogObserver:
             to_provider=event.to_provider,
             to_model=event.to_model,
         )
-        self._log(logging.INFO, "model_switched", **fields)
+        return [(logging.INFO, "model_switched", fields)]
 
-    def _on_steering(self, event: SteeringMessages, event_ids: EventIds) -> None:
+    def _on_steering(self, event: SteeringMessages, event_ids: EventIds) -> list[Line]:
         """One `steering_message` line per appended message (its length, never its text),
         or one `steering_dropped` warning for messages the turn ended before appending."""
         if not event.applied:
             fields = self._context(
                 event.correlation, event_ids.root, iteration=event.iteration, count=event.count
             )
-            self._log(logging.WARNING, "steering_dropped", **fields)
+            return [(logging.WARNING, "steering_dropped", fields)]
             return
-        for position, length in enumerate(event.lengths, 1):
-            fields = self._context(
-                event.correlation,
-                event_ids.root,
-                iteration=event.iteration,
-                position=position,
-                count=event.count,
-                length=length,
+        return [
+            (
+                logging.INFO,
+                "steering_message",
+                self._context(
+                    event.correlation,
+                    event_ids.root,
+                    iteration=event.iteration,
+                    position=position,
+                    count=event.count,
+                    length=length,
+                ),
             )
-            self._log(logging.INFO, "steering_message", **fields)
+            for position, length in enumerate(event.lengths, 1)
+        ]
 
-    def _on_agent_end(self, event: AgentEnd, event_ids: EventIds) -> None:
+    def _on_agent_end(self, event: AgentEnd, event_ids: EventIds) -> list[Line]:
         ids = event_ids.root
         fields = self._context(
             event.correlation,
@@ -363,9 +398,7 @@ class LogObserver:
             duration_ms=_ms(event.duration_s),
             error=event.error,
         )
-        self._log(_TURN_LEVELS.get(event.outcome, logging.INFO), "turn_end", **fields)
-        if self._flush is not None:
-            self._flush()
+        return [(_TURN_LEVELS.get(event.outcome, logging.INFO), "turn_end", fields)]
 
 
 def _ms(seconds: float) -> float:
