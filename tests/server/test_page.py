@@ -157,6 +157,29 @@ class TestApproveFromThePage:
         )
 
 
+    def test_a_sub_agent_s_approval_waits_under_the_top_level_turn(
+        self, serve_process: ServeFactory, page: Page
+    ) -> None:
+        """A sub-agent's `shell` call shows under the turn the client posted, naming the
+        sub-agent; Yes runs it and the `delegate` card gets the sub-agent's answer."""
+        served = serve(serve_process, "page_subagent")
+        sign_in(page, served)
+        turn_id = post_turn(served, "Clean up the old app logs.")
+        approval = approval_of(page, turn_id)
+        expect(approval.locator(".tool-name")).to_have_text("shell")
+        expect(approval.locator(".subagent")).to_have_text("sub-agent ops")
+        expect(approval.locator('[data-argument="command"]')).to_have_text(CLEANUP)
+
+        approval.get_by_role("button", name="Yes", exact=True).click()
+
+        expect(approval).to_have_count(0)
+        turn = turn_of(page, turn_id)
+        expect(turn).to_have_attribute("data-outcome", "final")
+        expect(card_of(page, turn_id, "call_delegate").locator(".output")).to_have_text(
+            "ops: old logs removed."
+        )
+
+
 class TestOperatorStream:
     def test_the_page_reads_the_stream_again_when_it_ends(
         self, serve_process: ServeFactory, page: Page

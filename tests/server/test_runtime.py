@@ -398,3 +398,70 @@ class TestModelSwitchAndSteering:
         assert [(409, "turn_finished"), (404, "not_found")] == [
             (e.value.status, e.value.code) for e in (finished, unknown)
         ]
+
+
+DELEGATING = {
+    "user": "hello",
+    "agent": {"alias": "lead"},
+    "tools": [{"name": "deploy", "responses": [{"default": {"output": "deployed"}}]}],
+    "config": {"approval": {"mode": "backchannel", "auto_approve": ["delegate"]}},
+    "agents": {"ops": {"description": "Deploys"}},
+    "responses": [
+        {
+            "tool_calls": [
+                {"id": "d1", "name": "delegate", "arguments": {"agent": "ops", "task": "go"}}
+            ]
+        },
+        {"tool_calls": [{"id": "s1", "name": "deploy", "arguments": {}}]},
+        {"text": "ops done"},
+        {"text": "lead done"},
+    ],
+}
+
+
+async def pending_of(server: ServerRuntime, handle: TurnHandle) -> list[dict[str, Any]]:
+    """The pending approvals once one is listed; fails if the turn ends first."""
+    while not (pending := server.approvals.pending()):
+        assert not handle.done, f"the turn ended without an approval listed: {handle.events}"
+        await asyncio.sleep(0.01)
+    return pending
+
+
+class TestSubAgentApprovals:
+    async def test_listed_and_decided_under_the_top_level_turn(self):
+        """A sub-agent's call that waits for an operator is listed under the turn the client
+        started (the one `/v1/turns` knows), with the nested turn and the sub-agent as extra
+        fields; its `approval_request` is on that turn's stream; a yes runs the call."""
+        server = runtime(DELEGATING)
+        handle = server.start_turn("go", None)
+        pending = await pending_of(server, handle)
+        entry = pending[0]
+        assert server.approvals.decide(entry["approval_id"], Decision.YES, operator="alice")
+        await finish(handle)
+
+        assert handle.turn_id == entry["turn_id"]
+        assert server.turn(entry["turn_id"]) is handle
+        assert ("deploy", "ops") == (entry["tool"], entry["agent"])
+        assert entry["nested_turn_id"] not in (None, handle.turn_id)
+        requests = [e for e in handle.events if e["type"] == "approval_request"]
+        assert [entry["approval_id"]] == [e["approval_id"] for e in requests]
+        assert ("ops", entry["nested_turn_id"]) == (
+            requests[0]["agent"],
+            requests[0]["nested_turn_id"],
+        )
+        decided = next(e for e in handle.events if e["type"] == "approval_decided")
+        assert ("yes", "web") == (decided["decision"], decided["surface"])
+        assert ("final", "lead done") == (handle.outcome, handle.text)
+        results = {e["id"]: e["output"] for e in handle.events if e["type"] == "tool_result"}
+        assert "ops done" == results["d1"]
+
+    async def test_a_top_level_call_has_no_nested_fields(self):
+        data = {**ANSWER, "config": {"approval": {"mode": "backchannel"}}}
+        server = runtime(data)
+        handle = server.start_turn("hi", None)
+        pending = await pending_of(server, handle)
+        server.approvals.decide(pending[0]["approval_id"], Decision.YES)
+        await finish(handle)
+
+        assert handle.turn_id == pending[0]["turn_id"]
+        assert (None, None) == (pending[0]["nested_turn_id"], pending[0]["agent"])

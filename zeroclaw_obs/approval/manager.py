@@ -182,10 +182,17 @@ class ApprovalRequest:
     entry records and a back-channel operator reads. The caller redacts them; never cut."""
 
     turn_id: str
-    """The turn the call belongs to."""
+    """The turn the call belongs to (a delegated turn's own id for a sub-agent's call)."""
 
     tool_call_id: str
     """The call id the model gave."""
+
+    top_turn_id: str | None = None
+    """For a sub-agent's call: the top-level turn its delegated turn runs inside, the one a
+    client started and a surface lists the call under; None when `turn_id` is top-level."""
+
+    subagent: str | None = None
+    """For a sub-agent's call: the sub-agent's shown alias; None for a top-level turn."""
 
     arguments: Mapping[str, Any] | None = None
     """The same redacted arguments as a mapping in display order (`primary` first), for a

@@ -10,7 +10,9 @@ manager audits the decision (surface `web`, `decided_by` the operator) and the
 Risky part: the operator's name is client text, so it is redacted before it reaches the audit
 log or a stream; the arguments shown are the gate's redacted, complete arguments; a wait that
 times out or whose turn is cancelled leaves the list at once (`approval_decided`, surface
-`runtime`).
+`runtime`). A sub-agent's call belongs to a delegated turn no client knows: it is listed,
+streamed and decided under the top-level turn (`ApprovalRequest.top_turn_id`), with the
+nested turn's id and the sub-agent's alias beside it (`nested_turn_id`, `agent`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ class PendingApproval:
             "primary": list(request.primary),
             "arguments": dict(arguments),
             "requested_at": self.requested_at,
+            # A sub-agent's call: its delegated turn and the sub-agent (None for a top-level
+            # call). `turn_id` is always the top-level turn a client started.
+            "nested_turn_id": request.turn_id if request.top_turn_id is not None else None,
+            "agent": request.subagent,
         }
 
 
@@ -85,7 +91,9 @@ class ApprovalBroker:
 
     async def ask(self, request: ApprovalRequest) -> SurfaceAnswer | None:
         """Wait for the operator's answer (the `Backchannel` bounds the wait)."""
-        turn = self._turns(request.turn_id)
+        # A sub-agent's call is listed and streamed under the top-level turn: its nested
+        # turn is no turn a client started, so `/v1/turns` and the page do not know it.
+        turn = self._turns(request.top_turn_id or request.turn_id)
         if turn is None:
             return None
         pending = PendingApproval(

@@ -281,6 +281,7 @@
       el("div", { class: "row" },
         el("span", { class: "tool-name" }, a.tool ?? ""),
         a.server ? el("span", { class: "server" }, `MCP server ${a.server}`) : "",
+        a.agent ? el("span", { class: "subagent" }, `sub-agent ${a.agent}`) : "",
         el("span", { class: "meta" }, `turn ${a.turn_id} · asked ${a.requested_at}`)),
       argumentList(a.arguments ?? undefined, a.primary ?? undefined),
       Object.keys(a.annotations ?? {}).length

@@ -224,6 +224,12 @@ async def ask_approval(
         arguments_summary=_to_json(redacted_arguments if arguments is None else arguments),
         turn_id=state.turn_id,
         tool_call_id=call_id,
+        top_turn_id=state.top_turn_id,
+        subagent=(
+            None
+            if state.top_turn_id is None or state.correlation is None
+            else state.correlation.agent_alias
+        ),
         arguments=arguments,
         primary=_shown_whole(arguments, primary),
         shown_tool=shown_tool,

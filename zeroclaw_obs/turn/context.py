@@ -345,6 +345,10 @@ class TurnState:
     """The shown alias of the agent that delegated this turn (None for a top-level turn);
     the loop puts it on the turn's `Correlation`, so every event of the turn carries it."""
 
+    top_turn_id: str | None = None
+    """For a delegated turn: the top-level turn it runs inside (the one a client started);
+    None for a top-level turn. Approval surfaces list a sub-agent's calls under it."""
+
     streamed: bool = False
     """Whether the latest provider response's text went out as `chunk` TurnEvents while it
     streamed; the loop then does not send that text again as the answer."""
@@ -365,3 +369,8 @@ class TurnState:
     model_switch: TurnModelSwitch = field(default_factory=TurnModelSwitch)
     """A model switch a tool or hook asked for, waiting for the next iteration
     (`turn/model_switch.py`)."""
+
+    @property
+    def root_turn_id(self) -> str:
+        """The top-level turn this turn belongs to: `top_turn_id`, else its own id."""
+        return self.top_turn_id or self.turn_id

@@ -160,6 +160,7 @@ class Delegation:
                     events=_dropped,
                     budget=state.budget,
                     parent_agent_alias=parent.shown.alias,
+                    top_turn_id=state.root_turn_id,
                 )
                 outcome = await self._run(self._nested(subagent, provider), nested)
             finally:
