@@ -417,8 +417,25 @@ async def _tool_round(
         raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
 
 
+class _RuntimeSystemMessage(dict[str, Any]):
+    """A system message the loop built (a plain dict to every reader): a later turn of the
+    conversation (or the same turn after a model switch) rebuilds it, where a system message
+    the caller put in the history is kept as the prompt when the agent has none."""
+
+    def __init__(self, content: str, *, kept: str) -> None:
+        super().__init__(role="system", content=content)
+        self.kept = kept
+        """The caller's system text this message was built on ('' when none), kept again
+        when it is rebuilt."""
+
+
 class _SystemPrompt:
     """Keeps the system message (operator prompt + tool sections) current, in place.
+
+    The agent's prompt (`system_prompt`) replaces a system message already at the head of
+    the history. With no agent prompt (None or empty), a system message the caller put
+    there is kept as the prompt, with the tool sections after it; one an earlier turn of the
+    conversation installed is rebuilt.
 
     The message is rebuilt only when the offered tools change (after a `tool_search`
     activation), so the per-iteration cost does not grow with the history.
@@ -443,12 +460,25 @@ class _SystemPrompt:
         self._text_protocol = text_protocol
         self._signature: tuple[str, ...] | None = None
         self._index: int | None = None
+        self._kept = ""
+        """The caller's system text found at the head of the history ('' when none)."""
 
     def install(self, messages: list[dict[str, Any]], tools: EffectiveTools) -> None:
         signature = tuple(sorted(tools.names()))
         if signature == self._signature:
             return
         self._signature = signature
+        if self._index is None and messages and messages[0].get("role") == "system":
+            self._index = 0
+            head = messages[0]
+            # With no agent prompt, the caller's own system message stays the prompt and the
+            # tool sections follow it; one the loop built carries the caller's text it kept.
+            if isinstance(head, _RuntimeSystemMessage):
+                self._kept = head.kept
+            else:
+                self._kept = str(head.get("content") or "")
+            if not self._base:
+                self._base = self._kept
         parts = [p for p in (self._base, tools.prompt_section(self._redactor)) if p]
         if self._text_protocol:
             specs = tools.specs()
@@ -456,15 +486,13 @@ class _SystemPrompt:
                 specs = [self._shown_spec(spec, self._redactor) for spec in specs]
             parts.append(build_tool_instructions(specs))
         content = "\n\n".join(parts)
-        if self._index is None and messages and messages[0].get("role") == "system":
-            self._index = 0  # an earlier turn of the conversation installed it
         if self._index is None:
             if not content:
                 return
-            messages.insert(0, {"role": "system", "content": content})
+            messages.insert(0, _RuntimeSystemMessage(content, kept=self._kept))
             self._index = 0
         else:
-            messages[self._index] = {"role": "system", "content": content}
+            messages[self._index] = _RuntimeSystemMessage(content, kept=self._kept)
 
     def _shown_spec(self, spec: ToolSpec, redactor: Redactor) -> ToolSpec:
         """`spec` as the text protocol's list shows it: name and description redacted."""
