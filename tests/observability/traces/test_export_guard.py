@@ -213,6 +213,30 @@ class TestRedactingSpanExporter:
         assert MASK in scrubbed.to_json()
         assert SECRET not in clean.to_json()
 
+    def test_a_receipt_in_the_runtime_form_on_our_span_is_not_scanned(self):
+        """The runtime's receipt on its own tool span (scope `zeroclaw_obs`, the exact
+        `zc-receipt-…` form) ships unscanned: an HMAC, new on every call. Under another scope,
+        or in any other form, the same key is scanned and scrubbed like every string."""
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+        receipt = "zc-receipt-1700000000-ZkaLxTunanPKbpk1kZfk9JAYABR2Eo_Gg8WgmjhWovc"
+        ours = InstrumentationScope("zeroclaw_obs", "1")
+        other = InstrumentationScope("user-code", "1")
+        memory = InMemorySpanExporter()
+        redactor = SeenRedactor()
+        guard = RedactingSpanExporter(memory, redactor)
+
+        def span(value: str, scope: InstrumentationScope) -> ReadableSpan:
+            attributes = {"zeroclaw.tool.receipt": value, "out": "18C"}
+            return ReadableSpan("s", CONTEXT, attributes=attributes, instrumentation_scope=scope)
+
+        bad = f"zc-receipt-1-{SECRET}"
+        guard.export([span(receipt, ours), span(receipt, other), span(bad, ours)])
+        assert 1 == redactor.seen.get(receipt)  # on the other scope's span only
+        assert redactor.seen.get(bad)
+        shipped = [dict(s.attributes)["zeroclaw.tool.receipt"] for s in memory.get_finished_spans()]
+        assert [receipt, receipt, f"zc-receipt-1-{MASK}"] == shipped
+
     def test_lone_surrogates_are_escaped_wherever_they_sit(self):
         """A lone surrogate (which no exporter can encode) ships as `\\udXXX` in the name,
         attributes, events and status, even where every other string is known clean."""

@@ -27,7 +27,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status
 from opentelemetry.util.types import AttributeValue
 
 from ..._terminal import encodable
-from ...redaction import CleanTextCache
+from ...redaction import RUNTIME_IDS, CleanTextCache
 from ..health import HealthCounter, Signal, TelemetryHealth
 
 __all__ = [
@@ -86,6 +86,14 @@ same object there: that is how the guard knows it may ship the original span."""
 _NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
 _MISSING = object()
 _PLAIN = frozenset({int, float, bool, type(None)})
+
+_OUR_SCOPE = "zeroclaw_obs"
+"""The instrumentation scope of the runtime's own spans (`tracing.py`)."""
+_RECEIPT_KEY = "zeroclaw.tool.receipt"
+_receipt_form = RUNTIME_IDS["receipt"].fullmatch
+"""A call's receipt, as the runtime writes it (`zc-receipt-{seconds}-{43 base64url}`): an HMAC,
+not a payload. Each one is new, so it is never in the clean-text memory; scanning it cost a
+redactor call per span (and RE2 hands the GIL over on every match)."""
 """Attribute value types with no text in them."""
 
 
@@ -278,6 +286,19 @@ def guard_steps(redactor: TextRedactor) -> list[SpanStep]:
     ]
 
 
+def _runtime_receipt(span: ReadableSpan, attributes: Mapping[str, AttributeValue] | None) -> object:
+    """The receipt on one of the runtime's own tool spans, when it has exactly the form the
+    runtime writes (as `RUNTIME_IDS` keeps it in our log lines); else None. Any other value of
+    the key, or the key on a span of another scope, is scanned like every string."""
+    if not attributes:
+        return None
+    receipt = attributes.get(_RECEIPT_KEY)
+    if type(receipt) is not str or _receipt_form(receipt) is None:
+        return None
+    scope = span.instrumentation_scope
+    return receipt if scope is not None and scope.name == _OUR_SCOPE else None
+
+
 class RedactingSpanExporter(SpanExporter):
     """Wraps any exporter; every span it forwards went through the guard's steps first.
 
@@ -335,7 +356,10 @@ class RedactingSpanExporter(SpanExporter):
         the name, string attributes and string items of sequences, event names and
         attributes, link attributes, the status description — is clean."""
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
-        if not unchanged(span.name) or not self._clean_attributes(span.attributes):
+        attributes = span.attributes
+        if not unchanged(span.name) or not self._clean_attributes(
+            attributes, _runtime_receipt(span, attributes)
+        ):
             return False
         for event in span.events:
             if not unchanged(event.name) or not self._clean_attributes(event.attributes):
@@ -346,7 +370,11 @@ class RedactingSpanExporter(SpanExporter):
         description = span.status.description
         return not description or unchanged(description)
 
-    def _clean_attributes(self, attributes: Mapping[str, AttributeValue] | None) -> bool:
+    def _clean_attributes(
+        self, attributes: Mapping[str, AttributeValue] | None, runtime_id: object = None
+    ) -> bool:
+        """Whether every string in `attributes` is clean; `runtime_id` (a value the runtime
+        generated, see `_runtime_receipt`) is taken as clean unscanned."""
         if not attributes:
             return True
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
@@ -354,7 +382,9 @@ class RedactingSpanExporter(SpanExporter):
         for value in attributes.values():
             kind = type(value)
             if kind is str:
-                if value not in known and not unchanged(value):  # type: ignore[arg-type]
+                if value in known or value is runtime_id:
+                    continue
+                if not unchanged(value):  # type: ignore[arg-type]
                     return False
             elif kind is tuple or kind is list:
                 for item in value:  # type: ignore[union-attr]
