@@ -89,6 +89,9 @@ class ScriptedOutcome(StrictModel):
     delay_ms: float = Field(default=0, ge=0)
     jitter_ms: float = Field(default=0, ge=0)
     """Up to this much more delay, drawn uniformly per call (0: always exactly `delay_ms`)."""
+    switch_model: str | None = Field(default=None, min_length=1)
+    """The tool asks the turn to continue on this model (`request_model_switch`), as a Python
+    tool does while it runs; how `--record` keeps a tool's model switch."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ScriptedOutcome:
@@ -116,12 +119,13 @@ class ScriptedRule(StrictModel):
     hang: bool = False
     delay_ms: float = Field(default=0, ge=0)
     jitter_ms: float = Field(default=0, ge=0)
+    switch_model: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one_form(self) -> ScriptedRule:
         chosen = _chosen_outcomes(self.output, self.error, self.raise_, self.hang)
         if self.default is not None:
-            if self.when is not None or chosen:
+            if self.when is not None or chosen or self.switch_model is not None:
                 raise ValueError("a `default` rule takes no `when` and no inline outcome")
             if self.jitter_ms:
                 raise ValueError("put `jitter_ms` inside `default`, beside its outcome")
@@ -143,6 +147,7 @@ class ScriptedRule(StrictModel):
             hang=self.hang,
             delay_ms=self.delay_ms,
             jitter_ms=self.jitter_ms,
+            switch_model=self.switch_model,
         )
 
     def matches(self, args: dict[str, Any]) -> bool:

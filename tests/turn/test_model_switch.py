@@ -250,6 +250,43 @@ class TestToolSwitch:
         } == tool_texts(replay)
         assert [] == observer.of(ModelSwitched)
 
+    async def test_a_scripted_tool_rule_switches(self):
+        """`switch_model` on a scripted rule asks for the switch as a Python tool does (how a
+        recording keeps one); its outcome is the slot, and another rule does not switch."""
+        data = scenario(
+            call("escalate", "c1", level="low"),
+            call("escalate", "c2", level="high"),
+            {"text": "done"},
+        )
+        data["tools"] = [
+            {
+                "name": "escalate",
+                "responses": [
+                    {"when": {"level": "high"}, "output": "switching", "switch_model": "big"},
+                    {"default": {"output": "stay"}},
+                ],
+            }
+        ]
+        outcome, replay, observer = await run(data)
+
+        assert "done" == outcome.text
+        assert [(1, "small"), (2, "small"), (3, "big")] == requested_models(observer)
+        assert {"c1": "stay", "c2": "switching"} == tool_texts(replay)
+        (switched,) = observer.of(ModelSwitched)
+        assert (3, ModelSwitchSource.TOOL) == (switched.iteration, switched.source)
+
+    async def test_a_scripted_switch_to_an_unknown_model_is_refused(self):
+        data = scenario(call("escalate", "c1"), {"text": "stayed"})
+        data["tools"] = [
+            {"name": "escalate", "responses": [{"default": {"output": "x", "switch_model": "z"}}]}
+        ]
+        _, replay, observer = await run(data)
+
+        assert {
+            "c1": "Error executing escalate: model switch refused: unknown model"
+        } == tool_texts(replay)
+        assert [] == observer.of(ModelSwitched)
+
     async def test_the_model_in_use_is_no_switch(self):
         """Asking for the model already in use changes nothing and reports nothing."""
         _, replay, observer = await run(

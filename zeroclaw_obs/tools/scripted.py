@@ -6,7 +6,8 @@ dispatched arguments wins, else the `default`. A rule may return output, fail wi
 raise, or hang (until the per-tool timeout or cancellation ends it), after an optional delay:
 `delay_ms`, plus up to `jitter_ms` more drawn uniformly for each call, so a replayed scenario
 spreads its tool latencies the way real tools do. The draw uses the tool's own generator, never
-the process-wide `random` state.
+the process-wide `random` state. A rule's `switch_model` asks the running turn to continue on
+that model (`request_model_switch`, the API a Python tool calls) before its outcome.
 
 A scripted tool is `read_only` when its scenario entry says `read_only: true` or carries the MCP
 annotation `readOnlyHint: true` (`annotations: {readOnlyHint: true}`, kept on the tool for the
@@ -20,6 +21,7 @@ import random
 from typing import Any
 
 from ..scenario import ScenarioTool
+from ..turn.model_switch import request_model_switch
 from .base import Provenance, Tool, ToolResult
 from .mcp import read_only_hint
 
@@ -76,6 +78,9 @@ class ScriptedTool(Tool):
             delay_ms += self._rng.uniform(0, outcome.jitter_ms)
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000)
+        if outcome.switch_model is not None:
+            # As a Python tool does; a refusal raises (`Error executing {name}: …`).
+            request_model_switch(outcome.switch_model)
         if outcome.hang:
             await asyncio.Event().wait()
         if outcome.raise_ is not None:
