@@ -812,6 +812,22 @@ UNICODE: list[Case] = [
     ("\u0440\u0430ssword: Cyr-Mix-Pw-4", ("Cyr-Mix-Pw-4",), ()),
 ]
 
+LOCALIZED: list[Case] = [
+    # `password` in the language the file or form was written in
+    ("Benutzer: etl\nPasswort: Kq7-Winter-Lm2x\n", ("Kq7-Winter-Lm2x",), ("Benutzer: etl",)),
+    ("usuario=app\ncontraseña=Ocq9dLm-3Zp\n", ("Ocq9dLm-3Zp",), ("usuario=app",)),
+    ("login: ana\nsenha: 7YtPq2LmZx\n", ("7YtPq2LmZx",), ("login: ana",)),
+    ("värd: ftp.example.se\nlösenord: Hav?Sten4471\n", ("Hav?Sten4471",), ("ftp.example.se",)),
+    ("Mot de passe : Vq3mLz8-Rk\n", ("Vq3mLz8-Rk",), ()),
+    ("\u041f\u0430\u0440\u043e\u043b\u044c: Zx8Lm3Qp9w", ("Zx8Lm3Qp9w",), ()),
+    ("\u30d1\u30b9\u30ef\u30fc\u30c9: Zx8Lm3Qp9w", ("Zx8Lm3Qp9w",), ()),
+    ({"wachtwoord": "kaas-Fiets-88", "gebruiker": "jan"}, ("kaas-Fiets-88",), ("jan",)),
+    ("hasło=Zdr0we!Jab1ko", ("Zdr0we!Jab1ko",), ()),
+    # a capitalised word before `=` is part of a quoted password, not an argument label
+    ("mail:\n  password: 'Harbor=Cedar5521'\n", ("Harbor=Cedar5521",), ("mail:",)),
+    ('{"password": "Maple=Ridge6612"}', ("Maple=Ridge6612",), ()),
+]
+
 PII: list[Case] = [
     ("call me on +44 20 7946 0958 after 5", ("+44 20 7946 0958",), ("after 5",)),
     ("office: (555) 010-0199", ("(555) 010-0199",), ()),
@@ -1191,6 +1207,7 @@ SECRET_CASES = [
     *_cases(SPAN_ATTRIBUTES, "span"),
     *_cases(ENCODED, "encoded"),
     *_cases(UNICODE, "unicode"),
+    *_cases(LOCALIZED, "localized"),
     *_cases(PII, "pii"),
     *_cases(PII_COLUMNS, "pii_columns"),
     *_cases(PROVIDERS, "providers"),
@@ -1215,6 +1232,8 @@ KEEP_CASES = [
     *[pytest.param(t, (), (t,), id=f"token_shaped-{i}") for i, t in enumerate(TOKEN_SHAPED_KEEP)],
     *[pytest.param(t, (), (t,), id=f"providers_keep-{i}") for i, t in enumerate(PROVIDERS_KEEP)],
     *[pytest.param(t, (), (t,), id=f"code_keep-{i}") for i, t in enumerate(CODE_KEEP)],
+    pytest.param("passwort_länge: 12\nsenha_minima: 8\n", (), (), id="localized_keep-0"),
+    pytest.param("get_deploy_token: service=billing", (), (), id="labelled_keep-0"),
     pytest.param(
         "name,order,total\nJane,ORD-5512,020 7946 0958\n",
         (),

@@ -195,6 +195,17 @@ def _is_labelled_assignment(hit: Hit, value: str) -> bool:
     """
     if hit.key is None or ":" not in hit.text[hit.match_start + len(hit.key) : hit.start]:
         return False
+    if hit.text[hit.start - 1 : hit.start] in ("'", '"'):
+        return False  # a quoted scalar is one string: `password: 'Maple=Cinder6775'`
     name, sep, rest = value.partition("=")
     bare = name.replace("_", "").replace("-", "").replace(".", "")
-    return bool(sep and rest and rest[0] != "=" and bare.isalnum() and name[0].isalpha())
+    # An argument name is an identifier in lower case (`service=billing`); a capitalised
+    # word before `=` is part of a typed password (`Willow=Cinder9821`).
+    return bool(
+        sep
+        and rest
+        and rest[0] != "="
+        and bare.isalnum()
+        and name[0].isalpha()
+        and name == name.lower()
+    )

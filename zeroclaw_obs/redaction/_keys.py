@@ -32,6 +32,7 @@ from ._scanner import Check, Hit, Spec
 
 __all__ = [
     "DEFAULT_SENSITIVE_KEYS",
+    "LOCALIZED_PASSWORD_WORDS",
     "METADATA_KEYS",
     "NOT_SENSITIVE",
     "SensitiveKeys",
@@ -54,9 +55,23 @@ DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
         # WordPress keys and salts (wp-config.php): secrets despite their names
         *("auth_key", "secure_auth_key", "logged_in_key", "nonce_key"),
         *("auth_salt", "secure_auth_salt", "logged_in_salt", "nonce_salt"),
+        # peppers: the server-side secret mixed into password hashes (Devise, Laravel)
+        *("pepper", "password_pepper"),
     }
 )
 """Normalised key names (see `fold_key`) whose values are masked whole."""
+
+LOCALIZED_PASSWORD_WORDS: tuple[str, ...] = (
+    *("passwort", "kennwort", "mot_de_passe", "motdepasse", "contraseña", "contrasena"),
+    *("senha", "wachtwoord", "lösenord", "losenord", "adgangskode", "passord", "salasana"),
+    *("hasło", "haslo", "heslo", "jelszó", "jelszo", "şifre", "sifre", "parolă"),
+    *("пароль", "パスワード", "密码", "密碼", "비밀번호", "κωδικός", "mật_khẩu", "matkhau"),
+    *("kata_sandi", "katasandi", "kata_laluan"),
+)
+"""`password` in the languages config files and forms are written in (German `Passwort`,
+Portuguese `senha`, Swedish `lösenord`, Russian `пароль`, …), spelled as `fold_key` spells
+them (so `Пароль`, whose Cyrillic letters the shadow folds, matches too). Words that also
+mean something else (Italian and Turkish `parola`, Spanish `clave`) are left out."""
 
 NOT_SENSITIVE: frozenset[str] = frozenset(
     {
@@ -69,6 +84,10 @@ NOT_SENSITIVE: frozenset[str] = frozenset(
 """Names that end in a sensitive word but hold public values (pagination cursors, counts)."""
 
 _COMPOUNDS = {
+    "mot_de_passe": r"mot[_. -]?de[_. -]?passe",
+    "kata_sandi": r"kata[_. -]?sandi",
+    "kata_laluan": r"kata[_. -]?laluan",
+    "mật_khẩu": r"mật[_. -]?khẩu",
     "private_key_id": r"key[_.-]?id",
     "client_key_data": r"key[_.-]?data",
     "secret_string": r"secret[_.-]?string",
@@ -92,6 +111,8 @@ METADATA_KEYS: frozenset[str] = frozenset(
 )
 
 
+_LOCALIZED = frozenset(fold_key(word) for word in LOCALIZED_PASSWORD_WORDS)
+
 _VERSION = re.compile(r"v?[0-9]{1,2}")
 """A last word that numbers a version of what the key names (`password_v4`, `token_2`)."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
@@ -105,7 +126,7 @@ class SensitiveKeys:
     __slots__ = ("_cache", "names", "words")
 
     def __init__(self, names: Iterable[str]) -> None:
-        self.names = frozenset(names)
+        self.names = frozenset(names) | _LOCALIZED
         last = {name.rsplit("_", 1)[-1] for name in self.names - _COMPOUNDS.keys()}
         self.words = frozenset(last | set(_GLUED) | set(_COMPOUNDS.values()))
         """Last words of sensitive names: what the text rules look for before a separator
