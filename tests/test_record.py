@@ -327,6 +327,141 @@ def wire():
     server.stop()
 
 
+SWITCHING_TOOL = '''
+from zeroclaw_obs.tools import tool
+from zeroclaw_obs.turn.model_switch import request_model_switch
+
+@tool
+def escalate(reason: str) -> str:
+    """Continue on the bigger model."""
+    request_model_switch("gpt-4.1")
+    return "escalated"
+'''
+
+
+def requested_models(logs: Path) -> list[str]:
+    lines = [json.loads(line) for line in logs.read_text().splitlines()]
+    return [line["model"] for line in lines if line["event"] == "llm_request"]
+
+
+class TestRecordNarrowingAndSwitches:
+    def test_a_narrowed_run_replays_its_narrowing(self, tmp_path, capsys):
+        """`--allow-tool` removed `deploy`: the model's call to it read `Tool not available`;
+        the recording excludes it, so the replay (with no flag) offers and answers the same."""
+        data = {
+            "user": "weather, then deploy",
+            "config": {"approval": {"autonomy": "full"}},
+            "tools": [
+                {"name": "get_weather", "responses": [{"default": {"output": "4C"}}]},
+                {"name": "deploy", "responses": [{"default": {"output": "deployed"}}]},
+            ],
+            "responses": [
+                {
+                    "tool_calls": [
+                        {"id": "w", "name": "get_weather", "arguments": {}},
+                        {"id": "d", "name": "deploy", "arguments": {}},
+                    ]
+                },
+                {"text": "done"},
+            ],
+        }
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(data))
+        argv = ["run", "--scenario", str(path), "--allow-tool", "get_*"]
+        recording, first, second = record_then_replay(tmp_path, argv, capsys)
+
+        assert first == second
+        assert ("excluded", "Tool not available in this turn: deploy") == first[2]["d"]
+        assert ["deploy"] == load_scenario(recording).config.excluded_tools
+
+    def test_a_narrowing_that_removes_delegate_is_kept(self, tmp_path, capsys):
+        data = {
+            "user": "weather",
+            "config": {"approval": {"autonomy": "full"}},
+            "tools": [{"name": "get_weather", "responses": [{"default": {"output": "4C"}}]}],
+            "agents": {"helper": {"description": "Helps"}},
+            "responses": [
+                {
+                    "tool_calls": [
+                        {
+                            "id": "d1",
+                            "name": "delegate",
+                            "arguments": {"agent": "helper", "task": "x"},
+                        }
+                    ]
+                },
+                {"text": "done"},
+            ],
+        }
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(data))
+        argv = ["run", "--scenario", str(path), "--allow-tool", "get_weather"]
+        recording, first, second = record_then_replay(tmp_path, argv, capsys)
+
+        assert first == second
+        assert "excluded" == first[2]["d1"][0]
+        assert ["delegate"] == load_scenario(recording).config.excluded_tools
+
+    def test_a_tool_s_model_switch_replays(self, tmp_path, capsys, wire, monkeypatch):
+        """A Python tool switched a real run to `gpt-4.1`: the recording keeps the file's
+        `provider.models` and the switch on the tool's rule, so the replay asks the same model
+        at each iteration and reports the switch."""
+        package = f"rec_{uuid.uuid4().hex[:8]}"
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "tools.py").write_text(textwrap.dedent(SWITCHING_TOOL))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setenv("MY_KEY", KEY)
+        wire.script(
+            Reply.json(completion("", calls=[("call_e", "escalate", {"reason": "hard"})])),
+            Reply.json(completion("Reviewed on the bigger model.")),
+        )
+        agent = {
+            "user": "review",
+            "config": {"approval": {"auto_approve": ["escalate"]}},
+            "provider": {
+                "kind": "openai",
+                "base_url": f"{wire.url}/v1",
+                "model": "gpt-4.1-mini",
+                "models": ["gpt-4.1"],
+                "api_key_env": "MY_KEY",
+                "stream": False,
+            },
+            "python_tools": [f"{package}.tools:escalate"],
+        }
+        path = tmp_path / "agent.yaml"
+        path.write_text(yaml.safe_dump(agent))
+        recording = tmp_path / "recorded.yaml"
+        logs = [tmp_path / "first.log", tmp_path / "second.log"]
+        code = main(
+            [
+                "run",
+                "--scenario",
+                str(path),
+                "--quiet",
+                f"--record={recording}",
+                f"--logs-out={logs[0]}",
+            ]
+        )
+        answer = capsys.readouterr().out
+        again = main(["run", "--scenario", str(recording), "--quiet", f"--logs-out={logs[1]}"])
+        replayed = capsys.readouterr().out
+
+        assert (0, 0) == (code, again)
+        assert answer == replayed
+        assert ["gpt-4.1-mini", "gpt-4.1"] == [json.loads(r.body)["model"] for r in wire.requests]
+        assert ["gpt-4.1-mini", "gpt-4.1"] == requested_models(logs[0])
+        assert requested_models(logs[0]) == requested_models(logs[1])
+        recorded = load_scenario(recording)
+        assert ["gpt-4.1"] == recorded.provider.models
+        (rule,) = recorded.tools[0].responses
+        assert ("escalated", "gpt-4.1") == (rule.output, rule.switch_model)
+        switched = [json.loads(line)["event"] for line in logs[1].read_text().splitlines()].count(
+            "model_switched"
+        )
+        assert 1 == switched
+
+
 class TestRecordARealRun:
     def test_a_loopback_run_replays_offline(self, tmp_path, capsys, wire, monkeypatch):
         """A real OpenAI-wire run with a Python tool, recorded, replays with no server."""

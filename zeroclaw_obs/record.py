@@ -9,14 +9,17 @@
   ended the turn is kept as a last `error:` response, which replay raises again (exit 3);
 - the tools: an `after_tool_call` hook keeps each executed call's dispatched arguments and its
   result (`when:` = the arguments, then `output`, `error` or `raise`, matching how the slot text
-  was made), so a tool that hung until its timeout replays as that error, at once;
+  was made), so a tool that hung until its timeout replays as that error, at once; a model
+  switch the call asked for (`request_model_switch`) is kept on its rule as `switch_model`;
 - the approvals: `approvals()` builds an `ApprovalManager` that keeps each answer someone gave
   (`yes`, `no`, `always`, `{replace_with: …}`), in order; runtime denials are not answers, and
   recur on replay because the recorded approval mode never reads a terminal.
 
 `scenario()` then writes the run as a scenario: the user message, the agent, the config as run
-(approval answers replaced by the recorded ones, an `interactive` mode made `non_interactive`),
-a scripted provider under the real one's name and model, every registered tool as a scripted
+(approval answers replaced by the recorded ones, an `interactive` mode made `non_interactive`,
+the tools the run's narrowing (`--allow-tool`) removed added to `excluded_tools`, which removes
+them the same way), a scripted provider under the real one's name and model (with the file's
+`provider.models`, so a recorded switch is allowed again), every registered tool as a scripted
 tool with the recorded rules (Python tools included, so replay imports nothing), the MCP servers
 likewise, and the responses. `run --scenario FILE` replays it offline to the same result slots
 and final answer.
@@ -27,8 +30,10 @@ replacement texts, tool descriptions) passes through the runtime's one `Redactor
 meets the redacted values on both sides: a tool rule's `when` is the dispatched arguments
 redacted as a native call's arguments are (as a value) and, when that differs, as a
 text-protocol call's are (as JSON text), so the call matches its rule either way. Limits: a
-tool called twice with the same arguments replays its first result both times; a redacted
-argument a tool's schema refuses (a pattern, an enum) fails validation on replay.
+tool called twice with the same arguments replays its first result (and its switch) both
+times; a redacted argument a tool's schema refuses (a pattern, an enum) fails validation on
+replay; in a parallel batch a switch is kept on a call of the same round, not necessarily the
+one that asked (the replayed switch is the same).
 """
 
 from __future__ import annotations
@@ -44,9 +49,12 @@ from .providers.base import Provider, ProviderRequest, ProviderResponse
 from .redaction import Redactor
 from .scenario import Scenario
 from .tools.base import Tool, ToolResult
+from .tools.delegate import DELEGATE
 from .tools.mcp import McpServer
+from .tools.registry import ToolPolicy, pattern_matches
 from .turn.approval_gate import shown_annotations
 from .turn.hooks import HookCall
+from .turn.model_switch import PendingModelSwitch, current_model_switch
 from .turn.parse import CallIds
 from .turn.results import NO_OUTPUT
 
@@ -121,6 +129,8 @@ class TurnRecorder:
         """Approval answers in the order they were given, as `config.approval.answers`."""
         self._short: dict[str, str] = {}
         self._failure: dict[str, Any] | None = None
+        self._switches: list[PendingModelSwitch] = []
+        """The model switches already kept (each request is a new object)."""
 
     def provider(self, inner: Provider) -> RecordingProvider:
         """`inner`, wrapped so that each response it returns is recorded."""
@@ -197,10 +207,25 @@ class TurnRecorder:
                 outcome = {"raise": redact.redact_text(text[len(raised) :])}
             else:
                 outcome = {"error": redact.redact_text(text.removeprefix("Error: "))}
+        switched = self._switch_requested()
+        if switched is not None:
+            outcome["switch_model"] = redact.redact_text(switched)
         rules = self.rules[name]
         for when in self._whens(call.arguments):
             if all(existing["when"] != when for existing in rules):
                 rules.append({"when": when, **outcome})
+
+    def _switch_requested(self) -> str | None:
+        """The model a switch waiting on the running turn names, when it is one this recorder
+        has not kept yet: the call whose result is being recorded asked for it (calls of a
+        sequential batch run one at a time; in a parallel batch the switch goes to a call of
+        the same round, which replays to the same switch)."""
+        switch = current_model_switch()
+        pending = switch.pending if switch is not None else None
+        if pending is None or any(pending is kept for kept in self._switches):
+            return None
+        self._switches.append(pending)
+        return pending.request.model
 
     def _whens(self, arguments: dict[str, Any]) -> list[Any]:
         """The arguments as replay will dispatch them: redacted as a value (a native call's
@@ -246,15 +271,19 @@ class TurnRecorder:
         provider: Provider,
         tools: list[Tool],
         servers: list[McpServer],
+        policy: ToolPolicy | None = None,
     ) -> dict[str, Any]:
         """The recorded run as scenario data (what `--record` writes as YAML).
 
         Args:
             scenario: the scenario (or agent file) that ran.
             user_message: the message the turn answered.
-            provider: the provider that answered (its name, model and protocol are kept).
+            provider: the provider the turn started on (its name, model and protocol are
+                kept, and the file's `provider.models`, so a recorded switch replays).
             tools: the registered tools, in registration order.
             servers: the MCP servers.
+            policy: the run's tool policy; the tools its narrowing (`--allow-tool`) removed
+                are written as `config.excluded_tools`, which removes them the same way.
         """
         redact = self._redactor
         name, model = redact.redact_text(provider.name), redact.redact_text(provider.model)
@@ -267,12 +296,18 @@ class TurnRecorder:
         if scenario.system_prompt:
             data["system_prompt"] = redact.redact_text(scenario.system_prompt)
         data["config"] = self._config(scenario)
+        narrowed = _narrowed_away(policy, tools, servers, delegate=bool(scenario.agents))
+        if narrowed:
+            excluded = data["config"]["excluded_tools"]
+            excluded.extend(n for n in narrowed if n not in excluded)
         data["provider"] = {
             "kind": "scripted",
             "name": name,
             "model": model,
             "native_tools": provider.native_tools,
         }
+        if scenario.provider.models:
+            data["provider"]["models"] = [redact.redact_text(m) for m in scenario.provider.models]
         data["tools"] = [self._tool(item, item.name) for item in tools]
         data["mcp_servers"] = [
             {
@@ -342,3 +377,26 @@ class TurnRecorder:
             # Server text like any other payload: only the standard hints, `title` redacted.
             entry["annotations"] = shown_annotations(annotations, self._redactor.redact_text)
         return entry
+
+
+def _narrowed_away(
+    policy: ToolPolicy | None, tools: list[Tool], servers: list[McpServer], *, delegate: bool
+) -> list[str]:
+    """The names the run's narrowing removed: granted tools (MCP wrappers and `delegate`
+    included) that no pattern of some narrowing matches. Written as `excluded_tools`, they
+    read `Tool not available in this turn: …` on replay, as the narrowing made them
+    (`ToolPolicy.excluded_names` turns a narrowing into exclusions the same way)."""
+    if policy is None or not policy.narrowings:
+        return []
+
+    def kept(name: str) -> bool:
+        return all(
+            any(pattern_matches(pattern, name) for pattern in allowed)
+            for allowed in policy.narrowings
+        )
+
+    granted = [*tools, *(w for server in servers for w in server.wrappers())]
+    names = [item.name for item in granted if policy.grants(item) and not kept(item.name)]
+    if delegate and not kept(DELEGATE):
+        names.append(DELEGATE)
+    return list(dict.fromkeys(names))

@@ -121,6 +121,7 @@ class Replay:
             provider=provider,
             tools=list(self.execution.registry),
             servers=self.execution.mcp_servers,
+            policy=self.execution.registry.policy,
         )
 
     async def run(self) -> TurnOutcome:
