@@ -69,7 +69,7 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
         """A pass is an outermost call of `_text_once` or `_plain_once` (the first of a
         record, then its rescans); `_text_once` calls `_plain_once` for plain ASCII."""
 
-        def once(self, text, counts):
+        def once(self, text, counts, *rest):
             passes["depth"] += 1
             outermost = passes["depth"] == 1
             if outermost:
@@ -77,7 +77,7 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
             name = "pass (first)" if passes["n"] == 1 else "pass (rescans)"
             start = time.perf_counter()
             try:
-                return original(self, text, counts)
+                return original(self, text, counts, *rest)
             finally:
                 passes["depth"] -= 1
                 if outermost:

@@ -172,6 +172,7 @@ class Redactor:
             allow=allow,
             allow_patterns=allow_patterns,
             clip_below=FORMATS + len(extra),  # the formats, as `build_chain` orders them
+            formats=FORMATS,
         )
 
         def allowed(value: str) -> bool:
