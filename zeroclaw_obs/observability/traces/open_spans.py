@@ -137,10 +137,13 @@ class OpenSpans:
                 turn.open_children -= 1
         return span
 
-    def open_tool(self, turn: OpenTurn, call_id: str, opened: OpenTool) -> None:
+    def open_tool(self, turn: OpenTurn, call_id: str, opened: OpenTool) -> int:
+        """Keep the call's span open; how many are open under its id now (1: only this)."""
         with self._lock:
-            turn.tools.setdefault(call_id, []).append(opened)
+            spans = turn.tools.setdefault(call_id, [])
+            spans.append(opened)
             turn.open_children += 1
+            return len(spans)
 
     def close_tool(self, turn: OpenTurn, call_id: str) -> OpenTool | None:
         """The call's oldest open span, no longer open; None when it has none."""

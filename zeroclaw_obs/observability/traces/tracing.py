@@ -163,7 +163,7 @@ class SpanObserver:
         self._last_approval: tuple[str, str, Ids] | None = None
         self.errors = 0
         """Events a handler failed on (also counted in `health` as `observer_errors`)."""
-        self._handlers: dict[type, Callable[[Any], None]] = {
+        self._handlers: dict[type, Callable[[Any], object]] = {
             AgentStart: self._agent_start,
             AgentEnd: self._agent_end,
             LlmRequest: self._llm_request,
@@ -177,6 +177,10 @@ class SpanObserver:
             ContextTrimmed: self._root_event,
             ModelSwitched: self._root_event,
             SteeringMessages: self._root_event,
+        }
+        self._tool_handlers: dict[type, Callable[[Any], EventIds | None]] = {
+            ToolCallStart: self._tool_start,
+            ToolCall: self._tool_end,
         }
         self._builder = SpanBuilder(
             self._tracer,
@@ -202,11 +206,28 @@ class SpanObserver:
         """`on_event`, then the ids of the spans the event belongs to: the telemetry chain's
         first step (`observability/chain.py`) hands them to metrics, logs and the tree, so
         they point at the span that is exported. Never raises."""
-        turn_id = event.correlation.turn_id
+        kind = type(event)
+        if kind is ToolCallStart or kind is ToolCall:
+            # The two events of every call: their handler knows the ids when the call's span
+            # is the only one open under its id (the common case), without a second lookup.
+            try:
+                known = self._tool_handlers[kind](event)
+            except Exception as exc:
+                self._failed(exc, kind.__name__)
+                known = None
+            if known is not None:
+                return known
+            return self._ids_of(event, None)
         chat = None
         if isinstance(event, _CHAT_ENDS):
-            chat = self.chat_ids_for(turn_id, event.iteration)  # answered while it is open
+            chat = self.chat_ids_for(event.correlation.turn_id, event.iteration)  # while open
         self.on_event(event)
+        return self._ids_of(event, chat)
+
+    def _ids_of(self, event: ObserverEvent, chat: Ids | None) -> EventIds:
+        """The ids of the spans `event` belongs to, looked up after its handler ran (`chat`:
+        a provider call's, read before its handler closed the span)."""
+        turn_id = event.correlation.turn_id
         try:
             root = self.ids_for(turn_id)
             # The tool events first: two of them on every call.
@@ -397,12 +418,17 @@ class SpanObserver:
 
     # -- tool calls ------------------------------------------------------------------------
 
-    def _tool_start(self, event: ToolCallStart) -> None:
+    def _tool_start(self, event: ToolCallStart) -> EventIds | None:
+        """Open the call's span; its ids when it is the only one open under the call's id
+        (what `ids_for` would answer), else None (look them up)."""
         turn = self._open.turn(event.correlation.turn_id, for_span=True)
         if turn is None or not turn.recording or not self._open.has_room(turn):
-            return  # beyond the cap `ToolCall` builds the span whole
+            return None  # beyond the cap `ToolCall` builds the span whole
         span = self._tool(turn, event, event.time_ns)
-        self._open.open_tool(turn, event.tool_call_id, (span, self._child_ids(span, turn)))
+        ids = self._child_ids(span, turn)
+        if self._open.open_tool(turn, event.tool_call_id, (span, ids)) == 1 and ids is not None:
+            return EventIds(turn.ids, ids)
+        return None
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         attributes = tool_start_attributes(event, capture=self._capture)
@@ -410,10 +436,12 @@ class SpanObserver:
             turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
 
-    def _tool_end(self, event: ToolCall) -> None:
+    def _tool_end(self, event: ToolCall) -> EventIds | None:
+        """Close the call's span; its ids when no other span stays open under the call's id
+        (what `ids_for` would answer once they are remembered), else None (look them up)."""
         turn = self._open.turn(event.correlation.turn_id)
         if turn is None or not turn.recording:
-            return
+            return None
         opened = self._open.close_tool(turn, event.tool_call_id)
         if opened is None:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
@@ -432,6 +460,9 @@ class SpanObserver:
             closing.append(AddEvent("zeroclaw.truncation", truncation, event.time_ns))
         self._builder.emit(span.close(event.time_ns, *closing))
         self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
+        if ids is None or event.tool_call_id in turn.tools:
+            return None
+        return EventIds(turn.ids, ids)
 
     def _tool_progress(self, event: ToolProgress) -> None:
         """A `zeroclaw.tool.progress` event on the call's open `execute_tool` span."""
