@@ -828,6 +828,46 @@ LOCALIZED: list[Case] = [
     ('{"password": "Maple=Ridge6612"}', ("Maple=Ridge6612",), ()),
 ]
 
+SALT = "Qz7.Lm2/Rk9wXv3B"
+PASSWORD_HASHES: list[Case] = [
+    # /etc/shadow: the sha512-crypt field goes, locked accounts and the ageing fields stay
+    (
+        "root:*:19000:0:99999:7:::\nana:$6$" + SALT + "$" + R + R2 + "x/y.Z:19500:0:99999:7:::\n",
+        (SALT + "$" + R + R2,),
+        ("root:*:19000:0:99999:7:::", ":19500:0:99999:7:::"),
+    ),
+    # htpasswd: bcrypt and apr1-md5
+    ("ana:$2b$12$" + R + R2[:25] + "\nbo:$apr1$" + SALT[:8] + "$" + R[:22] + "\n", (R, R[:22]), ()),
+    # Django's auth_user.password, in a COPY dump
+    (
+        "7\tpbkdf2_sha256$720000$" + SALT + "$" + R + "=\t2024-05-01 10:00:00\tana",
+        (R,),
+        ("2024-05-01",),
+    ),
+    # argon2 in a JSON user record (the key itself is metadata, the value is in a hash format)
+    (
+        {"id": "u-17", "password_hash": "$argon2id$v=19$m=65536,t=3,p=4$" + SALT + "$" + R},
+        (R,),
+        ("u-17",),
+    ),
+    # MySQL mysql.user: the native hash goes, the locked-account marker stays
+    (
+        "| app | *"
+        + HEX64[:40].upper()
+        + " |\n| mysql.sys | *THISISNOTAVALIDPASSWORDTHATCANBEUSEDHERE |",
+        (HEX64[:40].upper(),),
+        ("*THISISNOTAVALIDPASSWORDTHATCANBEUSEDHERE",),
+    ),
+    # pwdump: the NT hash goes; the empty password's LM and NT constants stay
+    (
+        "Administrator:500:aad3b435b51404eeaad3b435b51404ee:" + HEX64[:32] + ":::\n"
+        "Guest:501:aad3b435b51404eeaad3b435b51404ee:31d6cfe0d16ae931b73c59d7e0c089c0:::",
+        (HEX64[:32],),
+        ("Guest:501:aad3b435b51404eeaad3b435b51404ee:31d6cfe0d16ae931b73c59d7e0c089c0:::",),
+    ),
+    ("userPassword: {SSHA}" + R, (R,), ("userPassword:",)),
+]
+
 PII: list[Case] = [
     ("call me on +44 20 7946 0958 after 5", ("+44 20 7946 0958",), ("after 5",)),
     ("office: (555) 010-0199", ("(555) 010-0199",), ()),
@@ -1208,6 +1248,7 @@ SECRET_CASES = [
     *_cases(ENCODED, "encoded"),
     *_cases(UNICODE, "unicode"),
     *_cases(LOCALIZED, "localized"),
+    *_cases(PASSWORD_HASHES, "password_hashes"),
     *_cases(PII, "pii"),
     *_cases(PII_COLUMNS, "pii_columns"),
     *_cases(PROVIDERS, "providers"),
@@ -1234,6 +1275,10 @@ KEEP_CASES = [
     *[pytest.param(t, (), (t,), id=f"code_keep-{i}") for i, t in enumerate(CODE_KEEP)],
     pytest.param("passwort_länge: 12\nsenha_minima: 8\n", (), (), id="localized_keep-0"),
     pytest.param("get_deploy_token: service=billing", (), (), id="labelled_keep-0"),
+    pytest.param("it costs $5$ a seat; PRICE=$1$2$3", (), (), id="password_hashes_keep-0"),
+    pytest.param(
+        "sha256: " + HEX64 + "\ncommit " + HEX64[:40], (), (), id="password_hashes_keep-1"
+    ),
     pytest.param(
         "name,order,total\nJane,ORD-5512,020 7946 0958\n",
         (),

@@ -27,7 +27,7 @@ from typing import Any
 from ._scanner import LEAD, Check, Hit, Spec
 from ._validators import looks_random
 
-__all__ = ["token_specs"]
+__all__ = ["password_hash_specs", "token_specs"]
 
 _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _ALNUM = _TOKEN_CHARS[:-2]
@@ -145,6 +145,95 @@ def _aws_key_id(hit: Hit) -> tuple[int, int] | None:
 def _following_is_not_token(hit: Hit) -> tuple[int, int] | None:
     following = hit.text[hit.end : hit.end + 1]
     return None if following and following in _TOKEN_CHARS else (hit.start, hit.end)
+
+
+_CRYPT_CHARS = frozenset(_ALNUM + "./+=")
+
+
+def _password_hash(hit: Hit) -> tuple[int, int] | None:
+    """A crypt string: `$id$` fields, the last one (the digest) long and not one character
+    repeated (`$6$rounds=5000$salt$digest`, `$2y$10$<salt+digest>`, Django's
+    `pbkdf2_sha256$600000$salt$digest`)."""
+    value = hit.text[hit.start : hit.end].rstrip(".,")
+    fields = value.split("$")
+    if value[0] == "{":  # LDAP `{SSHA}digest`
+        fields = ["", "", value.partition("}")[2]]
+    digest = fields[-1]
+    if len(fields) < 3 or len(digest) < 16 or not _CRYPT_CHARS.issuperset(digest):
+        return None
+    return (hit.start, hit.start + len(value)) if len(set(digest)) >= 8 else None
+
+
+_EMPTY_LM = "aad3b435b51404eeaad3b435b51404ee"
+_EMPTY_NT = "31d6cfe0d16ae931b73c59d7e0c089c0"
+"""The LM and NT hashes of the empty password: constants, in every dump, that hide nothing."""
+
+
+def _pwdump(hit: Hit) -> tuple[int, int] | None:
+    """`user:rid:LM:NT:::`: the hashes that are not the empty password's."""
+    lm, nt = hit.text[hit.start : hit.start + 32], hit.text[hit.end - 32 : hit.end]
+    empty_lm, empty_nt = lm.lower() == _EMPTY_LM, nt.lower() == _EMPTY_NT
+    if empty_lm and empty_nt:
+        return None
+    if empty_lm:
+        return hit.end - 32, hit.end
+    return (hit.start, hit.start + 32) if empty_nt else (hit.start, hit.end)
+
+
+def _mysql_hash(hit: Hit) -> tuple[int, int] | None:
+    """MySQL's native hash, `*` and 40 upper-case hex digits: not a longer run, and a digest
+    (digits and letters both), not a word spelled in A-F."""
+    following = hit.text[hit.end : hit.end + 1]
+    value = hit.text[hit.start + 1 : hit.end]
+    if following.isalnum() or value.isdigit() or value.isalpha():
+        return None
+    return hit.start, hit.end
+
+
+def password_hash_specs() -> list[Spec]:
+    """Password hashes: offline-crackable verifiers of a password, redacted as secrets.
+
+    A decision, not a given: a hash is not the password, but a leaked `/etc/shadow` line,
+    htpasswd entry, Django `auth_user` row or pwdump line lets anyone run a dictionary
+    against it offline (fast hashes such as NTLM and MySQL's in seconds), and NTLM hashes
+    authenticate as they are (pass-the-hash). So they are treated like the passwords they
+    verify. What is kept: the empty password's LM/NT constants, locked-account markers
+    (`*`, `!`, MySQL's `*THISISNOTAVALIDPASSWORD…`), and digests that are not in a password
+    hash format (a git sha, a file's sha256): those carry no `$id$` and no hash context.
+    """
+    crypt = r"[A-Za-z0-9./+=$,-]+"
+    return [
+        _token(
+            "password_hash",
+            "password hashes in crypt formats: $1$, $2a/b/y$ (bcrypt), $5$, $6$, $y$, "
+            "$apr1$ (htpasswd), $argon2id$, $scrypt$, $pbkdf2…$, Django's pbkdf2_sha256$…, "
+            "LDAP {SSHA}…",
+            r"\$(?:1|2[abxy]?|5|6|7|y|gy|md5|apr1|sha1|argon2(?:id|i|d)|scrypt"
+            rf"|pbkdf2(?:-sha(?:1|256|512))?)\${crypt}"
+            r"|(?:pbkdf2_sha(?:1|256)|argon2|bcrypt(?:_sha256)?|scrypt|sha1|md5)"
+            rf"\${crypt}"
+            r"|\{(?:SSHA|SHA|SSHA256|SSHA512|SHA256|SHA512|SMD5|MD5|CRYPT|PBKDF2[A-Z0-9-]*)\}"
+            r"[A-Za-z0-9+/=$.]{16,}",
+            r"\$(?:[0-9]|[0-9][a-z]|y|gy|md5|apr1|sha1|argon2(?:id|i|d)?|scrypt|pbkdf2)[$-]"
+            r"|(?:pbkdf2_sha(?:1|256)|argon2|bcrypt|bcrypt_sha256|scrypt|sha1|md5)\$"
+            r"|\{(?:S?SHA|S?MD5|CRYPT|PBKDF2)",
+            check=_password_hash,
+        ),
+        _token(
+            "password_hash",
+            "MySQL native password hashes (* and 40 hex, as in mysql.user)",
+            r"\*[0-9A-F]{40}",
+            r"\*[0-9A-F]{40}",
+            check=_mysql_hash,
+        ),
+        Spec(
+            "password_hash",
+            "LM/NT hashes in pwdump and secretsdump lines (user:rid:LM:NT:::)",
+            r"(?:^|[\s\"'])[^:\s\"']{1,64}:[0-9]{1,10}:([0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}):::",
+            r"[0-9A-Fa-f]:::",
+            check=_pwdump,
+        ),
+    ]
 
 
 def token_specs() -> list[Spec]:
@@ -334,4 +423,5 @@ def token_specs() -> list[Spec]:
             r"(?i:dd|datadog)[_-]?(?i:api|app|application)[_-]?(?i:key)",
             check=_exactly(32, 40),
         ),
+        *password_hash_specs(),
     ]
