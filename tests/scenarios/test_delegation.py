@@ -618,6 +618,9 @@ class TestThroughTheCli:
         assert lead["spanId"] == tool["parentSpanId"]
         assert tool["spanId"] == nested["parentSpanId"]
         assert nested["spanId"] == named["execute_tool get_weather"]["parentSpanId"]
+        attributes = {a["key"]: a["value"] for a in nested["attributes"]}
+        assert {"stringValue": "lead"} == attributes["zeroclaw.parent_agent.name"]
+        assert all(a["key"] != "zeroclaw.parent_agent.name" for a in lead["attributes"])
         assert {lead["traceId"]} == {span["traceId"] for span in spans}
         records = [json.loads(line) for line in logs_out.read_text().splitlines()]
         parents = {(r["agent"], r.get("parent_agent_alias")) for r in records}
