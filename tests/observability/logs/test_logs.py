@@ -14,8 +14,11 @@ from typing import Any, ClassVar
 
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
+from zeroclaw_obs.observability.logs.chain import iso_utc
 from zeroclaw_obs.observability.logs.logs import (
     BufferedWriteLogger,
     LineWriter,
@@ -508,6 +511,22 @@ class TestBuildLogger:
         """A float `timestamp` (set by `QueuedLogger`) is written as that moment, in UTC."""
         build_logger(redactor=Redactor(), stream=stream).info("hello", timestamp=1717243200.000001)
         assert "2024-06-01T12:00:00.000001Z" == lines(stream)[0]["timestamp"]
+
+    @given(
+        st.one_of(
+            st.floats(min_value=0, max_value=2.6e11),
+            st.integers(0, 4 * 10**15).map(lambda half_micros: half_micros / 2e6),
+            st.sampled_from([0.0, 1717243200.9999995, 1717243200.0000015, -1.5]),
+        )
+    )
+    def test_the_time_is_shown_as_datetime_shows_it(self, when):
+        """`iso_utc` (the date and time of day kept per second) writes what
+        `datetime.fromtimestamp(when, UTC).isoformat()` writes, rounding included."""
+        try:
+            expected = datetime.datetime.fromtimestamp(when, datetime.UTC).isoformat()
+        except (OverflowError, ValueError, OSError):
+            return
+        assert expected.replace("+00:00", "Z") == iso_utc(when)
 
     def test_any_other_timestamp_is_replaced_by_now(self, stream):
         """A `timestamp` field that is not a float cannot smuggle text past the redactor."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
@@ -163,13 +164,34 @@ def add_event_time(logger: WrappedLogger, method_name: str, event_dict: EventDic
     unique string per line would only evict useful entries from the clean-text memory.
     """
     when = event_dict.get("timestamp")
-    moment = (
-        datetime.datetime.fromtimestamp(when, _UTC)
-        if type(when) is float
-        else datetime.datetime.now(_UTC)
-    )
-    event_dict["timestamp"] = moment.isoformat().replace("+00:00", "Z")
+    event_dict["timestamp"] = iso_utc(when if type(when) is float else time.time())
     return event_dict
+
+
+_MAX_FAST_SECOND = 253402300800
+"""The first second of the year 10000, which `datetime` cannot show."""
+_last_second: tuple[int, str] = (-1, "")
+"""The whole second last shown and its `YYYY-MM-DDTHH:MM:SS` (one tuple, swapped whole)."""
+
+
+def iso_utc(when: float) -> str:
+    """`datetime.fromtimestamp(when, UTC).isoformat()` with `Z` for `+00:00`, the date and
+    time of day formatted once per second: the microseconds are rounded as `datetime` rounds
+    them (half to even), and shown only when not 0, as `isoformat` does."""
+    global _last_second
+    fraction, whole = math.modf(when)
+    micro = round(fraction * 1e6)
+    second = int(whole)
+    if micro >= 1_000_000:
+        second, micro = second + 1, micro - 1_000_000
+    if when < 0 or micro < 0 or second >= _MAX_FAST_SECOND:
+        moment = datetime.datetime.fromtimestamp(when, _UTC)
+        return moment.isoformat().replace("+00:00", "Z")
+    last, shown = _last_second
+    if second != last:
+        shown = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _last_second = (second, shown)
+    return f"{shown}.{micro:06d}Z" if micro else f"{shown}Z"
 
 
 def _pre_render(redacting: RedactingProcessor) -> list[Processor]:
