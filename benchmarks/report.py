@@ -103,7 +103,7 @@ class Timing:
     def __mul__(self, n: float) -> Timing:
         return Timing(self.median * n, self.best * n)
 
-    def show(self, unit: str, digits: int = 1, *, best: bool = True) -> str:
+    def show(self, unit: str = "µs", digits: int = 1, *, best: bool = True) -> str:
         """`median unit (best b)`; `best=False` for figures fitted across cases."""
         text = f"{self.median:.{digits}f} {unit}"
         return f"{text} (best {self.best:.{digits}f})" if best else text

@@ -38,7 +38,7 @@ from telemetry_receiver import OtlpReceiver
 from telemetry_timing import (
     MS,
     Sample,
-    Stat,
+    Timing,
     added,
     check_pydantic_ai,
     check_zeroclaw,
@@ -86,7 +86,7 @@ class Measured:
     def has(self, *names: str) -> bool:
         return all(name in self.samples for name in names)
 
-    def added(self, on: str, off: str, pick: Callable[[Sample], float]) -> Stat:
+    def added(self, on: str, off: str, pick: Callable[[Sample], float]) -> Timing:
         return added(self.samples[on], self.samples[off], self.calls, pick)
 
 
@@ -193,7 +193,11 @@ def figure_added_cpu(report: Report, m: Measured) -> None:
         )
     )
     report.add(
-        Row("1", "  of which during the turn (all threads)", m.added("zc_on", "zc_off", cpu).show())
+        Row(
+            "1",
+            "  of which during the turn (all threads)",
+            m.added("zc_on", "zc_off", cpu).show(),
+        )
     )
     before = m.added("zc_on_sdk", "zc_off", cpu_all)
     report.add(

@@ -15,17 +15,34 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from report import MS, US, Timing
 from telemetry_receiver import OtlpReceiver
-from telemetry_workload import TOOL_NAME, Builder, Export, Workload
+from telemetry_workload import TOOL_NAME, Builder, Export, Prepared, Workload
 
 from zeroclaw_obs.observability.telemetry import Telemetry
 from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 
-US = 1e6
-MS = 1e3
+__all__ = [
+    "MS",
+    "US",
+    "Sample",
+    "Timing",
+    "added",
+    "check_pydantic_ai",
+    "check_zeroclaw",
+    "cpu",
+    "cpu_all",
+    "exported_bytes",
+    "median_of",
+    "per_call",
+    "timed",
+    "wall",
+]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -89,32 +106,18 @@ async def timed(build: Builder, work: Workload) -> Sample:
     return Sample(w1 - w0, c1 - c0, w2 - w1, c2 - c1, s1 - s0, s2 - s1)
 
 
-@dataclass(frozen=True)
-class Stat:
-    """Median and best of per-call figures, in µs."""
-
-    median: float
-    best: float
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Stat:
-        return cls(statistics.median(values), min(values))
-
-    def show(self, unit: str = "µs") -> str:
-        return f"{self.median:.1f} {unit} (best {self.best:.1f})"
-
-
-def per_call(samples: Sequence[Sample], calls: int, pick: Callable[[Sample], float]) -> Stat:
-    return Stat.of([pick(s) / calls * US for s in samples])
+def per_call(samples: Sequence[Sample], calls: int, pick: Callable[[Sample], float]) -> Timing:
+    """Median and best of the per-call figure, in µs."""
+    return Timing.of([pick(s) / calls * US for s in samples])
 
 
 def added(
     on: Sequence[Sample], off: Sequence[Sample], calls: int, pick: Callable[[Sample], float]
-) -> Stat:
-    """Median over rounds of (on − off) per call; best = best on − best off."""
+) -> Timing:
+    """Median over rounds of (on − off) per call; best = best on − best off (µs)."""
     paired = [(pick(a) - pick(b)) / calls * US for a, b in zip(on, off, strict=True)]
     best = (min(pick(a) for a in on) - min(pick(b) for b in off)) / calls * US
-    return Stat(statistics.median(paired), best)
+    return Timing(statistics.median(paired), best)
 
 
 def median_of(samples: Sequence[Sample], pick: Callable[[Sample], float]) -> float:
@@ -143,27 +146,46 @@ def decode_bodies(bodies: Sequence[bytes]) -> list[dict[str, Any]]:
     return spans
 
 
-async def check_zeroclaw(
-    build: Builder, work: Workload, export: Export, receiver: OtlpReceiver
-) -> str:
+async def untimed(
+    build: Builder, work: Workload, receiver: OtlpReceiver, read: Callable[[Prepared], T]
+) -> T:
+    """One untimed turn of `build` on a reset receiver: run, flush, `read` what it left (its
+    files, the receiver's bodies), then close."""
     receiver.reset()
     prepared = build(work)
     try:
         await prepared.run()
         prepared.flush()
-        if export is Export.JSON:
-            spans = read_otlp_json(prepared.artefacts["spans"])
-            span_text = prepared.artefacts["spans"].read_text(encoding="utf-8")
-        else:
-            bodies = receiver.bodies()
-            spans = decode_bodies(bodies)
-            span_text = b"".join(bodies).decode("utf-8", "replace")
-        log_text = prepared.artefacts["logs"].read_text(encoding="utf-8")
-        telemetry: Telemetry = prepared.artefacts["telemetry"]
-        metrics = telemetry.metrics_text().decode()
-        history = json.dumps(prepared.artefacts["replay"].state.messages)
+        return read(prepared)
     finally:
         prepared.close()
+
+
+def exported(
+    prepared: Prepared, export: Export, receiver: OtlpReceiver
+) -> tuple[list[dict[str, Any]], str]:
+    """The spans a flushed turn exported, and their raw text (to look for leaks in): its
+    OTLP/JSON file, or the receiver's bodies."""
+    if export is Export.JSON:
+        path = prepared.artefacts["spans"]
+        return read_otlp_json(path), path.read_text(encoding="utf-8")
+    bodies = receiver.bodies()
+    return decode_bodies(bodies), b"".join(bodies).decode("utf-8", "replace")
+
+
+async def check_zeroclaw(
+    build: Builder, work: Workload, export: Export, receiver: OtlpReceiver
+) -> str:
+    def read(prepared: Prepared) -> tuple[list[dict[str, Any]], str, str, str, str]:
+        telemetry: Telemetry = prepared.artefacts["telemetry"]
+        return (
+            *exported(prepared, export, receiver),
+            prepared.artefacts["logs"].read_text(encoding="utf-8"),
+            telemetry.metrics_text().decode(),
+            json.dumps(prepared.artefacts["replay"].state.messages),
+        )
+
+    spans, span_text, log_text, metrics, history = await untimed(build, work, receiver, read)
     tools = [s for s in spans if s["name"].startswith("execute_tool")]
     problems = []
     if len(tools) != work.calls:
@@ -200,17 +222,9 @@ async def check_zeroclaw(
 async def check_pydantic_ai(
     build: Builder, work: Workload, export: Export, receiver: OtlpReceiver
 ) -> str:
-    receiver.reset()
-    prepared = build(work)
-    try:
-        await prepared.run()
-        prepared.flush()
-        if export is Export.JSON:
-            spans = read_otlp_json(prepared.artefacts["spans"])
-        else:
-            spans = decode_bodies(receiver.bodies())
-    finally:
-        prepared.close()
+    spans, _ = await untimed(
+        build, work, receiver, lambda prepared: exported(prepared, export, receiver)
+    )
     tools = [s for s in spans if s["name"] == f"execute_tool {TOOL_NAME}"]
     content = sum(
         1
@@ -228,12 +242,5 @@ async def check_pydantic_ai(
 
 async def exported_bytes(build: Builder, work: Workload, receiver: OtlpReceiver) -> tuple[int, int]:
     """(requests, bytes) one untimed turn of `build` sent to the receiver's `/v1/traces`."""
-    receiver.reset()
-    prepared = build(work)
-    try:
-        await prepared.run()
-        prepared.flush()
-    finally:
-        prepared.close()
-    traces = receiver.stats()["/v1/traces"]
+    traces = await untimed(build, work, receiver, lambda _: receiver.stats()["/v1/traces"])
     return traces["requests"], traces["bytes"]
