@@ -316,7 +316,14 @@ class OtlpProtoEncoder:
         pairs = self._pairs.get(tag)
         if pairs is None or len(pairs) >= _MAX_REMEMBERED:
             pairs = self._pairs[tag] = {}
-        out = []
+        keys = self._keys
+        out: list[bytes] = []
+        append = out.append
+        # A long string a span carries twice (arguments as `gen_ai.tool.call.arguments` and
+        # `input.value`, the result as `gen_ai.tool.call.result` and `output.value`): the
+        # same object, encoded once.
+        last_text: object = None
+        last_data = b""
         for key, value in attributes.items():
             kind = type(value)
             # The memory's keys: (key, value) for a short str, (key, type, value) for an int or
@@ -330,23 +337,38 @@ class OtlpProtoEncoder:
             if remembered is not None:
                 encoded = pairs.get(remembered)
                 if encoded is not None:
-                    out.append(encoded)
+                    append(encoded)
                     continue
             try:
+                encoded_key = keys.get(key)
+                if encoded_key is None:
+                    encoded_key = self._key(key)
                 if kind is str:
-                    data = value.encode()
-                    body = b"\x0a" + _varint(len(data)) + data
+                    # Tag, sizes and text in one join: the text is copied once, not thrice.
+                    if value is last_text:
+                        data = last_data
+                    else:
+                        data = value.encode()
+                        last_text, last_data = value, data
+                    size = _varint(len(data))
+                    body_size = 1 + len(size) + len(data)
+                    value_size = _varint(body_size)
+                    pair_size = len(encoded_key) + 1 + len(value_size) + body_size
+                    head = _varint(pair_size)
+                    encoded = b"".join(
+                        (tag, head, encoded_key, b"\x12", value_size, b"\x0a", size, data)
+                    )
                 else:
                     body = _any_value(value)
-                pair = self._key(key) + b"\x12" + _varint(len(body)) + body
+                    pair = encoded_key + b"\x12" + _varint(len(body)) + body
+                    encoded = tag + _varint(len(pair)) + pair
             except Exception as exc:
                 # As the SDK's encoder: the attribute is skipped, the span kept. The type only:
                 # the value could be anything, a secret included.
                 reason = str(exc) if isinstance(exc, _Unencodable) else type(exc).__name__
                 _log.warning("span attribute not encodable as OTLP (%s); skipped", reason)
                 continue
-            encoded = tag + _varint(len(pair)) + pair
-            out.append(encoded)
+            append(encoded)
             if remembered is not None:
                 pairs[remembered] = encoded
         return b"".join(out)
