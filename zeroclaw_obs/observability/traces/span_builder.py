@@ -80,19 +80,26 @@ class DirectSpan:
 
     def set_all(self, attributes: Mapping[str, Any]) -> bool:
         limits = self.limits
+        current = self.attributes
         if (
-            not self.attributes
-            and limits.max_span_attribute_length is None
+            limits.max_span_attribute_length is None
             and (
-                limits.max_span_attributes is None or len(attributes) <= limits.max_span_attributes
+                limits.max_span_attributes is None
+                or len(current) + len(attributes) <= limits.max_span_attributes
             )
+            and current.keys().isdisjoint(attributes)
         ):
-            # The common first set, every key new: copied whole once every value is plain.
+            # The common sets (the first one, the engine's closing one): every key new, so
+            # each lands at the end in order, as `set` one by one would put it; copied whole
+            # once every value is plain.
             for key, value in attributes.items():
                 if type(value) not in _PLAIN or type(key) is not str or not key:
                     break
             else:
-                self.attributes = dict(attributes)
+                if current:
+                    current.update(attributes)
+                else:
+                    self.attributes = dict(attributes)
                 return True
         return all(self.set(key, value) for key, value in attributes.items())
 
