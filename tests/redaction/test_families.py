@@ -1128,7 +1128,42 @@ PII_COLUMNS: list[Case] = [
         ("'L-1'", "'web'", "'fair'"),
     ),
     ({"customer": {"name": "Jane", "phone": "020 7946 0958"}}, ("020 7946 0958",), ()),
+    # an undashed SSN is nine digits like any number; in a column named ssn it is one
+    (
+        "emp_id,name,ssn\nE1001,Ana Silva,219-09-9999\nE1002,Raj Patel,219099998\n",
+        ("219-09-9999", "219099998"),
+        ("E1001", "E1002", "emp_id,name,ssn"),
+    ),
+    (
+        "id;social_security_number;dept\n7;536 22 8100;ops\n",
+        ("536 22 8100",),
+        ("dept",),
+    ),
 ]
+
+SECRET_COLUMNS: list[Case] = [
+    # a Markdown table pasted into chat: the Password column goes, the others stay
+    (
+        "| Service | User | Password |\n|---|---|---|\n| grafana | admin | Tq8#vL2m_Xw9 |\n"
+        "| argo | deploy | cedar-harbor-violet-71 |\n",
+        ("Tq8#vL2m_Xw9", "cedar-harbor-violet-71"),
+        ("| grafana | admin |", "| argo | deploy |", "|---|---|---|"),
+    ),
+    # a CSV export with a token column
+    (
+        "name,url,api_token\nbilling,https://billing.internal," + R + "\n",
+        (R,),
+        ("https://billing.internal", "name,url,api_token"),
+    ),
+    # SQL INSERT naming credential columns
+    (
+        "INSERT INTO integrations (name, api_key, client_secret, created_at) VALUES\n"
+        "  ('crm-sync', '" + R + "', '" + R2 + "', '2025-01-09');",
+        (R, R2),
+        ("'crm-sync'", "'2025-01-09'"),
+    ),
+]
+
 
 # --------------------------------------------------------------------------------------------
 # Look-alikes that must stay (no secrets at all)
@@ -1251,6 +1286,7 @@ SECRET_CASES = [
     *_cases(PASSWORD_HASHES, "password_hashes"),
     *_cases(PII, "pii"),
     *_cases(PII_COLUMNS, "pii_columns"),
+    *_cases(SECRET_COLUMNS, "secret_columns"),
     *_cases(PROVIDERS, "providers"),
     *_cases(KEY_FILES, "key_files"),
     *_cases(CODE, "code"),
@@ -1278,6 +1314,29 @@ KEEP_CASES = [
     pytest.param("it costs $5$ a seat; PRICE=$1$2$3", (), (), id="password_hashes_keep-0"),
     pytest.param(
         "sha256: " + HEX64 + "\ncommit " + HEX64[:40], (), (), id="password_hashes_keep-1"
+    ),
+    pytest.param(
+        "| key | type | description |\n|---|---|---|\n| password | string | required |\n"
+        "| token | ${API_TOKEN} | <your-token> |\n",
+        (),
+        (),
+        id="secret_columns_keep-0",
+    ),
+    pytest.param(
+        "name,password_min_length,token_count\nweb,12,4096\n", (), (), id="secret_columns_keep-1"
+    ),
+    pytest.param(
+        "def check_password(password: str, hashed: bytes) -> bool:\n"
+        "    return bcrypt.checkpw(password.encode(), hashed)\n",
+        (),
+        (),
+        id="secret_columns_keep-2",
+    ),
+    pytest.param(
+        "| user | password | last_login |\n|---|---|---|\n| ana | ******** | 2025-01-02 |\n",
+        (),
+        (),
+        id="secret_columns_keep-3",
     ),
     pytest.param(
         "name,order,total\nJane,ORD-5512,020 7946 0958\n",

@@ -28,7 +28,7 @@ from ._providers import provider_specs
 from ._rules import context_specs, credential_file_specs, generic_spec, prose_specs, sql_specs
 from ._scanner import Rule, Spec, compile_pattern
 from ._structured import MAX_DEPTH, MAX_DEPTH_RULE_ID, SENSITIVE_KEY_RULE_ID
-from ._tables import PhoneColumnRule
+from ._tables import PhoneColumnRule, SecretColumnRule, SsnColumnRule
 from ._tokens import token_specs
 from ._wrapped import WrappedTokenRule
 
@@ -67,14 +67,15 @@ def build_chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -
     3. context rules (`bearer`, `basic_auth`, `url_credentials`, `sql_password`,
        `credential_file`, `kubernetes_secret`, cookie headers): a secret known by the scheme,
        URL, statement or file syntax around it;
-    4. `key_value`: any value after a sensitive key, whatever it looks like;
+    4. `key_value`: any value after a sensitive key, whatever it looks like, or in a table
+       column a sensitive key names;
     5. `generic_secret`, then `prose_secret`: a random-looking token after a credential
        word, a credential-shaped value after `my password is`; the last resort among
        secrets because they judge by shape alone;
     6. encodings and joins (`encoded_secret`, URL-encoded text, tokens wrapped over lines,
        string literals joined by code, these three under the inner rules' ids): they rescan
        decoded or joined text with this same chain, so they come after the plain rules;
-    7. personal data (`pii_specs`, then phone columns of tables), last: a value that is both
+    7. personal data (`pii_specs`, then phone and SSN columns of tables), last: a value that is both
        (a password that is an e-mail address) is reported as the secret.
     """
     rules: list[Rule] = []
@@ -85,6 +86,7 @@ def build_chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -
     rules.append(CookieHeaderRule(len(rules)))
     for spec in key_value_specs(sensitive):
         rules.append((HeadValueRule if spec.values else PatternRule)(spec, len(rules)))
+    rules.append(SecretColumnRule(len(rules), sensitive))
     rules.append(PatternRule(generic_spec(), len(rules)))
     for spec in prose_specs():
         rules.append(PatternRule(spec, len(rules)))
@@ -95,6 +97,7 @@ def build_chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -
     if pii:
         rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
         rules.append(PhoneColumnRule(len(rules)))
+        rules.append(SsnColumnRule(len(rules)))
     return rules
 
 

@@ -16,13 +16,19 @@ the table. Each line is read once: a header found inside rows already read is sk
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from ._normalize import fold_key
 from ._scanner import Candidate, View, compile_pattern
-from ._validators import is_phone
+from ._validators import is_phone, is_placeholder, is_ssn
 
-__all__ = ["PhoneColumnRule", "is_phone_key", "is_phone_value"]
+__all__ = [
+    "PhoneColumnRule",
+    "SecretColumnRule",
+    "SsnColumnRule",
+    "is_phone_key",
+    "is_phone_value",
+]
 
 _PHONE_WORDS = frozenset({"phone", "mobile", "tel", "telephone", "cell", "fax", "msisdn"})
 _PHONE_WORDS |= {"whatsapp", "cellphone", "telefon", "telefono"}
@@ -43,30 +49,30 @@ def is_phone_value(value: str) -> bool:
     return bool(value) and _PHONE_CHARS.issuperset(value) and is_phone(value, context=True)
 
 
-class PhoneColumnRule:
-    """Replaces the phone numbers of a table's phone columns (`phone_number`).
+class _ColumnRule:
+    """Replaces the fields of a table's labelled columns: the reading every column rule shares.
 
-    A personal-data rule: it runs with the others, last, and not when personal data is off.
+    A subclass says which column names it wants (`_wanted`), which field values it takes
+    (`_takes`), and gives the trigger and the label alternation of its header pattern.
     """
 
-    rule_id = "phone_number"
+    rule_id = ""
     reports = True
-    description = "phone numbers in table columns labelled as phones (CSV/TSV, SQL INSERT)"
-    trigger = (
-        rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*[,;\t|)\r\n]"
-        rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
-    )
-    """A label beside a delimiter: a column name, not a word in prose. Literal shapes only:
-    a run of letters before the label (`work_phone`) multiplies the gate's states on text
-    full of commas (measured: the whole gate 40% slower on the dense mix)."""
-    pii = True
+    description = ""
+    trigger = ""
+    pii = False
+    _labels = ""
+    _quotes_sql = "'"
+    _names_only = False
+    """Read a header only when every field of it is a column name (`_is_column_name`), not
+    code (`def f(password: str, hashed: bytes)`) or prose that happens to hold delimiters."""
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
         # The trigger's shapes within one line: a line break ends the header, not a label.
         label = (
-            rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*(?:[,;\t|)]|\r?$)"
-            rf"|(?:^|[,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
+            rf"(?i:{self._labels})[\"'`]?[ \t]*(?:[,;\t|)]|\r?$)"
+            rf"|(?:^|[,;\t|(])[ \t]*[\"'`]?(?i:{self._labels})"
         )
         self._header = compile_pattern(rf"(?m)^[^\r\n]*(?:{label})[^\r\n]*$")
         self._insert = compile_pattern(
@@ -74,8 +80,14 @@ class PhoneColumnRule:
             r"[ \t\r\n]*values[ \t\r\n]*"
         )
 
+    def _wanted(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def _takes(self, value: str) -> bool:
+        raise NotImplementedError
+
     def find(self, view: View) -> list[Candidate]:
-        """Candidates for the phone fields of every table in the view."""
+        """Candidates for the labelled fields of every table in the view."""
         text, found, done = view.text, [], 0
         for spans in view.matches(self._header):
             start, end = spans[0]
@@ -89,11 +101,18 @@ class PhoneColumnRule:
             if spans[0][0] < done:
                 continue
             columns = list(_split(text, spans[1][0], spans[1][1], ","))
-            wanted = {i for i, (a, b) in enumerate(columns) if _is_label(text[a:b])}
+            wanted = {i for i, (a, b) in enumerate(columns) if self._label(text[a:b])}
             done = spans[0][1]
             if wanted:
                 done = self._tuples(text, done, len(columns), wanted, found)
         return found
+
+    def _label(self, name: str) -> bool:
+        """Whether a raw column name is short and one this rule wants."""
+        name = name.strip(" \t\"'`[]*")
+        if not name or len(name) > _NAME_LIMIT:
+            return False  # a longer field in a header-like line is prose
+        return self._wanted(name)
 
     def _rows(self, text: str, start: int, end: int, found: list[Candidate]) -> int:
         """Read the rows under a header line `text[start:end]`; returns where reading stopped."""
@@ -102,8 +121,8 @@ class PhoneColumnRule:
         if header.count(delimiter) == 0:
             return end
         names = [text[a:b] for a, b in _split(text, start, start + len(header), delimiter)]
-        wanted = {i for i, name in enumerate(names) if _is_label(name)}
-        if not wanted:
+        wanted = {i for i, name in enumerate(names) if self._label(name)}
+        if not wanted or (self._names_only and not all(map(_is_column_name, names))):
             return end
         at = end + 1
         while at < len(text):
@@ -115,7 +134,7 @@ class PhoneColumnRule:
                 return at
             for i in wanted:
                 span = _unquoted(text, *fields[i])
-                if is_phone_value(text[span[0] : span[1]]):
+                if self._takes(text[span[0] : span[1]]):
                     found.append((span[0], span[1], self.priority, self.rule_id))
             at = stop + 1
         return len(text)
@@ -132,8 +151,8 @@ class PhoneColumnRule:
             fields = list(_split(text, at + 1, close, ","))
             if len(fields) == width:
                 for i in wanted:
-                    a, b = _unquoted(text, *fields[i], quotes="'")
-                    if is_phone_value(text[a:b]):
+                    a, b = _unquoted(text, *fields[i], quotes=self._quotes_sql)
+                    if self._takes(text[a:b]):
                         found.append((a, b, self.priority, self.rule_id))
             at = close + 1
             while at < size and text[at] in " \t\r\n,":
@@ -141,18 +160,120 @@ class PhoneColumnRule:
         return at
 
 
-def _is_label(name: str) -> bool:
-    """Whether a raw column name is short and names a phone (`phone`, `work_phone`, `Tel`)."""
-    name = name.strip(" \t\"'`[]")
-    if not name or len(name) > _NAME_LIMIT:
-        return False  # a longer field in a header-like line is prose
-    low = name.lower()
-    if not any(word in low for word in _PHONE_WORDS):
-        return False
-    return not _PHONE_WORDS.isdisjoint(fold_key(name).split("_"))
+class PhoneColumnRule(_ColumnRule):
+    """Replaces the phone numbers of a table's phone columns (`phone_number`).
+
+    A personal-data rule: it runs with the others, last, and not when personal data is off.
+    """
+
+    rule_id = "phone_number"
+    description = "phone numbers in table columns labelled as phones (CSV/TSV, SQL INSERT)"
+    trigger = (
+        rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*[,;\t|)\r\n]"
+        rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
+    )
+    """A label beside a delimiter: a column name, not a word in prose. Literal shapes only:
+    a run of letters before the label (`work_phone`) multiplies the gate's states on text
+    full of commas (measured: the whole gate 40% slower on the dense mix)."""
+    pii = True
+    _labels = rf"(?:{_LABELS})(?:[ _-]?(?:number|num|no))?"
+
+    def _wanted(self, name: str) -> bool:
+        low = name.lower()
+        if not any(word in low for word in _PHONE_WORDS):
+            return False
+        return not _PHONE_WORDS.isdisjoint(fold_key(name).split("_"))
+
+    def _takes(self, value: str) -> bool:
+        return is_phone_value(value)
+
+
+_SSN_LABELS = r"ssn|social[ _-]?security(?:[ _-]?(?:number|no|num))?|tax[ _-]?id|tin"
+_SSN_NAMES = frozenset({"ssn", "social_security", "social_security_number", "tax_id", "tin"})
+_SSN_NAMES |= {"social_security_no", "social_security_num", "us_ssn", "employee_ssn"}
+
+
+class SsnColumnRule(_ColumnRule):
+    """Replaces US social security numbers in a column labelled as one (`us_ssn`).
+
+    Undashed, an SSN is nine digits like any other number; in a column named `ssn` it is one
+    (checked with `is_ssn`: never-issued areas, groups and serials are refused).
+    """
+
+    rule_id = "us_ssn"
+    description = "US social security numbers in table columns labelled ssn (CSV/TSV, SQL)"
+    trigger = (
+        r"(?i:ssn|social[ _-]?security[ _a-z-]{0,10}|tax[ _-]?id|tin)[\"'`]?[ \t]*"
+        r"[,;\t|)\r\n]|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:ssn|social|tax|tin)"
+    )
+    pii = True
+    _labels = _SSN_LABELS
+
+    def _wanted(self, name: str) -> bool:
+        key = fold_key(name)
+        return key in _SSN_NAMES or key.endswith("_ssn")
+
+    def _takes(self, value: str) -> bool:
+        value = value.strip()
+        return 9 <= len(value) <= 11 and _SSN_CHARS.issuperset(value) and is_ssn(value)
+
+
+_SSN_CHARS = frozenset("0123456789- ")
+
+
+class SecretColumnRule(_ColumnRule):
+    """Replaces the values of a table's credential columns (`key_value`): a CSV export, a
+    Markdown table pasted into chat (`| Service | User | Password |`), an SQL `INSERT`
+    naming `api_key`. A column is a credential column when its name is a sensitive key.
+
+    A cell that describes rather than holds a value is kept: a lone word (`string`,
+    `required`, `yes`), a placeholder or reference (`${DB_PASSWORD}`, `<token>`, `****`),
+    a Markdown rule (`---`), a date or a count.
+    """
+
+    rule_id = "key_value"
+    description = "values in table columns named by a sensitive key (CSV/TSV, Markdown, SQL)"
+    _labels = r"passw(?:or)?d|pwd|secret|token|api[ _-]?key|credentials?|passphrase"
+    _quotes_sql = "'\""
+    _names_only = True
+    trigger = (
+        rf"(?i:{_labels})s?[\"'`*]{{0,2}}[ \t]*[,;\t|)\r\n]"
+        rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`*]{{0,2}}(?i:{_labels})"
+    )
+
+    def __init__(self, priority: int, sensitive: Container[str]) -> None:
+        super().__init__(priority)
+        self._sensitive = sensitive
+
+    def _wanted(self, name: str) -> bool:
+        # a column name, not a phrase (`Enter your password, then …` is prose)
+        return name.count(" ") <= 1 and name in self._sensitive
+
+    def _takes(self, value: str) -> bool:
+        value = value.strip()
+        if len(value) < 6 or len(value) > 512 or value[0] in "$<{%[(":
+            return False
+        bare = value.replace("-", "").replace("_", "").replace(" ", "")
+        if bare.isalpha() or bare.isdigit() or not bare or _RULE_CHARS.issuperset(value):
+            return False  # a word, a count, a Markdown rule
+        if value[:4].isdigit() and value[4:5] in "-/.":
+            return False  # a date
+        return not is_placeholder(value)
+
+
+_RULE_CHARS = frozenset("-:=+*| ")
 
 
 _NAME_LIMIT = 48
+_COLUMN_NAME = compile_pattern(
+    r"[ \t]*[\"'`*]{0,2}[A-Za-z_][A-Za-z0-9_ .#/-]{0,47}[\"'`*]{0,2}[ \t]*"
+)
+
+
+def _is_column_name(name: str) -> bool:
+    """A header field that is a column name (`Password`, `api_key`, `"Client Secret"`) or the
+    empty field outside a Markdown row's outer bars."""
+    return not name.strip() or _COLUMN_NAME.fullmatch(name) is not None
 
 
 def _split(text: str, start: int, end: int, delimiter: str) -> Iterator[tuple[int, int]]:
