@@ -42,12 +42,16 @@ __all__ = ["TraceTreeObserver"]
 
 MAX_TURNS = 64
 
+ToolFacts = tuple[str, float, str, bool, int, int]
+"""A tool call's line before it is drawn: tool, seconds, outcome, receipt, redactions, chars
+cut (`_tool_line`)."""
+
 
 @dataclass
 class _Iteration:
     number: int
-    lines: list[tuple[int, str]] = field(default_factory=list)
-    """(start time ns, text) so lines print in the order they started."""
+    lines: list[tuple[int, str | ToolFacts]] = field(default_factory=list)
+    """(start time ns, text or a tool call's facts) so lines print in the order they started."""
 
 
 @dataclass
@@ -119,7 +123,16 @@ class TraceTreeObserver:
         )
 
     def _on_tool_call(self, event: ToolCall, turn: _Turn, ids: EventIds) -> None:
-        turn.iteration(event.iteration).lines.append((event.start_time_ns, _tool_line(event)))
+        # The facts only (formatted when drawn): one on every call of the turn.
+        facts = (
+            event.tool,
+            event.duration_s,
+            event.outcome.value,
+            bool(event.receipt),
+            sum(event.redaction_counts.values()) if event.redaction_counts else 0,
+            event.truncated_chars,
+        )
+        turn.iteration(event.iteration).lines.append((event.start_time_ns, facts))
 
     def _on_approval(self, event: ApprovalDecision, turn: _Turn, ids: EventIds) -> None:
         turn.iteration(event.iteration).lines.append(
@@ -169,20 +182,24 @@ class TraceTreeObserver:
         for i, iteration in enumerate(iterations):
             last = i == len(iterations) - 1
             out.append(("└── " if last else "├── ") + f"iteration {iteration.number}")
-            lines = [text for _, text in sorted(iteration.lines, key=lambda item: item[0])]
+            lines = [
+                text if type(text) is str else _tool_line(*text)
+                for _, text in sorted(iteration.lines, key=lambda item: item[0])
+            ]
             for j, text in enumerate(lines):
                 stem = "    " if last else "│   "
                 out.append(stem + ("└── " if j == len(lines) - 1 else "├── ") + text)
         return "\n".join(printable(line) for line in out)
 
 
-def _tool_line(event: ToolCall) -> str:
-    parts = [f"execute_tool {event.tool}", f"{event.duration_s:.2f}s", event.outcome.value]
-    if event.receipt:
+def _tool_line(
+    tool: str, duration_s: float, outcome: str, receipt: bool, redactions: int, truncated: int
+) -> str:
+    parts = [f"execute_tool {tool}", f"{duration_s:.2f}s", outcome]
+    if receipt:
         parts.append("[receipt]")
-    redactions = sum(event.redaction_counts.values())
     if redactions:
         parts.append(f"{redactions} redaction{'s' if redactions != 1 else ''}")
-    if event.truncated_chars:
-        parts.append(f"truncated {event.truncated_chars} chars")
+    if truncated:
+        parts.append(f"truncated {truncated} chars")
     return "  ".join(parts)
