@@ -679,6 +679,27 @@ CHAT: list[Case] = [
         ("you can sign in with deploy /", "for now"),
     ),
     ("creds: svc-backup/Tz4~Kp9Wq2Lm", ("Tz4~Kp9Wq2Lm",), ("creds: svc-backup/",)),
+    # a typed password holding `=` or `^` is still one value
+    ("the staging password is Cedar=Dune4410 until Friday", ("Cedar=Dune4410",), ("until Friday",)),
+    # a generated passphrase: words, one separator, a number
+    ("unlock it with the passphrase otter.fjord.bramble.83;", ("otter.fjord.bramble.83",), ()),
+    (
+        "router login: admin / puffin_tundra_juniper_12 (LAN only)",
+        ("puffin_tundra_juniper_12",),
+        ("(LAN only)",),
+    ),
+    # the value right after `passphrase`/`password`, no verb between
+    ("use the password Vk2mQ9xLp4Rt for the kiosk", ("Vk2mQ9xLp4Rt",), ("for the kiosk",)),
+    # `user:password` after a credentials phrase
+    (
+        "creds for the vendor portal are ana.silva:Pq7Lm2Vx9Rk4Wz, MFA later",
+        ("Pq7Lm2Vx9Rk4Wz",),
+        ("MFA later",),
+    ),
+    ("user is admin, pass is Gk4-Marble!71", ("Gk4-Marble!71",), ("user is admin",)),
+    # a Wi-Fi key shared in chat
+    ("wifi: lobby-guest key Hx8kQ2mVz7Lp", ("Hx8kQ2mVz7Lp",), ("wifi: lobby-guest",)),
+    ("WPA2 passphrase: Nimbus-Otter-5521", ("Nimbus-Otter-5521",), ()),
 ]
 
 DEFAULTS: list[Case] = [
@@ -711,6 +732,11 @@ CHAT_KEEP: list[Case] = [
         (),
         ("The secret is in the environment variable",),
     ),
+    ("token usage is prompt_tokens=9099 completion_tokens=120", (), ()),
+    ("password: ENC[AES256_GCM,data:Zm9vYmFyYmF6,iv:cXV4cXV4cXV4,type:str]", (), ()),
+    ("the wifi is down again, key ring is on the desk", (), ()),
+    ("passwords are hashed with argon2id and salted", (), ()),
+    ("login with your SSO account at sso.example.com:8443/app", (), ()),
 ]
 
 SPAN_ATTRIBUTES: list[Case] = [

@@ -398,8 +398,8 @@ class TestRedactor:
                 "call [REDACTED:phone_number] [REDACTED:google_oauth]",
             ),
             (  # a generic token's run crosses `=` into a token another rule replaces
-                "token is Xk9vL2mQ8rT5wY3zA7bCq1=AKIAIOSFODNN7EXAMPLF",
-                "token is [REDACTED:generic_secret][REDACTED:aws_access_key_id]",
+                "token Xk9vL2mQ8rT5wY3zA7bCq1=AKIAIOSFODNN7EXAMPLF",
+                "token [REDACTED:generic_secret][REDACTED:aws_access_key_id]",
             ),
         ],
     )
