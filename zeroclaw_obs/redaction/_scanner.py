@@ -43,7 +43,7 @@ document; `_FAST` falls back to the public `finditer` when that attribute is mis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -276,13 +276,7 @@ class Scanner:
     thread-safe and the scanner holds no per-call state).
     """
 
-    __slots__ = ("_allow", "_allow_patterns", "_clip", "_gate_match", "_protect")
-    __slots__ += ("_alone", "_rules", "_set_rules")
-    # Gating: most triggers share the one set; a rule marked `gated_alone` has its own
-    # search (`_alone`), which stops at its first match: its trigger, a long counted run,
-    # multiplies the set's automaton states on dense text (measured: 3–4× the whole set). A
-    # regexp, not a one-pattern set: a set reads on to the end of a text that matches early
-    # (measured: twice the gate's time on the dense mix).
+    __slots__ = ("_allow", "_allow_patterns", "_clip", "_gate_match", "_protect", "_rules")
 
     def __init__(
         self,
@@ -310,20 +304,13 @@ class Scanner:
         self._allow = allow
         self._allow_patterns = tuple(allow_patterns)
         self._protect = compile_pattern(_MARKER_OR_RECEIPT)
-        set_rules: list[int] = []
-        alone: list[tuple[int, Callable[[bytes], bool]]] = []
-        for index, rule in enumerate(self._rules):
-            if getattr(rule, "gated_alone", False):
-                alone.append((index, _first_match(compile_pattern(rule.trigger))))
-            else:
-                set_rules.append(index)
-        triggers = [self._rules[i].trigger for i in set_rules] + [_MARKER_TRIGGER]
-        set_rules.append(len(self._rules))
-        self._set_rules = tuple(set_rules)
-        self._alone = tuple(alone)
-        # The marker trigger is a literal too: it joins the formats' set.
-        literal = [i < formats or i == len(self._rules) for i in set_rules]
-        self._gate_match = _gate(triggers, literal)
+        triggers = {i: rule.trigger for i, rule in enumerate(self._rules)}
+        triggers[len(self._rules)] = _MARKER_TRIGGER  # a literal too: it joins the formats
+        self._gate_match = _gate(
+            triggers,
+            literal={i for i in triggers if i < formats or i == len(self._rules)},
+            alone={i for i, rule in enumerate(self._rules) if getattr(rule, "gated_alone", False)},
+        )
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -333,14 +320,7 @@ class Scanner:
     def gate(self, data: bytes) -> list[int]:
         """The chain indices of the rules whose triggers `data` (UTF-8) holds; empty when no
         rule can match there. A caller that gates first hands the result to `scan`."""
-        hits = self._gate_match(data)
-        if hits:
-            order = self._set_rules
-            hits = [order[i] for i in hits]
-        for index, match in self._alone:
-            if match(data):
-                hits.append(index)
-        return hits  # type: ignore[no-any-return]
+        return self._gate_match(data)
 
     def scan(
         self,
@@ -418,8 +398,11 @@ def _first_match(regex: Any) -> Callable[[bytes], bool]:
     return lambda data: regex.search(data) is not None
 
 
-def _gate(triggers: Sequence[str], literal: Sequence[bool]) -> Callable[[bytes], list[int]]:
-    """The gate over `triggers`: a function listing the indices of those that match `data`.
+def _gate(
+    triggers: Mapping[int, str], *, literal: Set[int], alone: Set[int]
+) -> Callable[[bytes], list[int]]:
+    """The gate over `triggers` (chain index → trigger): a function listing the indices of
+    those that match `data`, in no particular order.
 
     Why not one `re2.Set` of every trigger: a DFA's state is the set of places the text may
     have reached in *each* trigger at once, so context triggers (credential words followed
@@ -431,36 +414,45 @@ def _gate(triggers: Sequence[str], literal: Sequence[bool]) -> Callable[[bytes],
     the other triggers in chain order, `_GATE_SET_SIZE` a set (the sets then cost ~6× less
     on unseen dense records, and the whole gate ~65 µs a record).
 
+    A trigger in `alone` (a long counted run, which multiplies any set's states, measured
+    3–4× the whole set on dense text) has its own search, a regexp that stops at its first
+    match (a one-pattern set would read on to the end of the text).
+
     Clean text, most of what the gate sees, must not pay a pass per set: one leftmost-first
-    regexp of all the triggers answers first whether any matches at all, and stops at the
-    first match it finds (so it reads little of a dense text). Only text where one matches
-    meets the sets. Every split gives exactly the one set's answer: a set reports every
-    pattern that matches anywhere in the text, whichever set holds it.
+    regexp of the set triggers answers first whether any matches at all, and stops at the
+    first match it finds (so it reads little of a dense text); only text where one matches
+    meets the sets. (With the `alone` triggers in it too, it cost clean text more than their
+    own search.) Every split gives exactly the one set's answer: a set reports every pattern
+    that matches anywhere in the text, whichever set holds it.
     """
-    shared = [i for i, flag in enumerate(literal) if flag]
-    rest = [i for i, flag in enumerate(literal) if not flag]
+    in_sets = [i for i in triggers if i not in alone]
+    shared = [i for i in in_sets if i in literal]
+    rest = [i for i in in_sets if i not in literal]
     groups = [shared] if shared else []
     groups += [rest[i : i + _GATE_SET_SIZE] for i in range(0, len(rest), _GATE_SET_SIZE)]
-    if len(groups) <= 1:
-        return _set_match(triggers)
     sets = [(tuple(group), _set_match([triggers[i] for i in group])) for group in groups]
-    try:
-        anywhere: Callable[[bytes], bool] | None = _first_match(
-            re2.compile("|".join(f"(?:{trigger})" for trigger in triggers), _GATE_OPTIONS)
-        )
-    except re2.error:  # e.g. an operator's trigger that cannot be combined: sets only
-        anywhere = None
+    searches = tuple((i, _first_match(compile_pattern(triggers[i]))) for i in alone)
+    anywhere = None
+    if len(sets) > 1:
+        try:
+            anywhere = _first_match(
+                re2.compile("|".join(f"(?:{triggers[i]})" for i in in_sets), _GATE_OPTIONS)
+            )
+        except re2.error:  # triggers that cannot be combined (an operator's): sets only
+            anywhere = None
 
-    def match(data: bytes) -> list[int]:
-        if anywhere is not None and not anywhere(data):
-            return []
+    def gate(data: bytes) -> list[int]:
         hits: list[int] = []
-        for indices, found in sets:
-            for i in found(data):
-                hits.append(indices[i])
+        if anywhere is None or anywhere(data):
+            for indices, found in sets:
+                for i in found(data):
+                    hits.append(indices[i])
+        for index, search in searches:
+            if search(data):
+                hits.append(index)
         return hits
 
-    return match
+    return gate
 
 
 def _set_match(triggers: Sequence[str]) -> Callable[[bytes], list[int]]:
