@@ -1076,7 +1076,73 @@ COOKIES: list[Case] = [
         (R,),
         ("locale=fr-FR",),
     ),
+    # curl's cookie flag: the pairs' values go, a cookie jar's file name and counts stay
+    (
+        "curl -c jar.txt -b jar.txt https://a.io && curl -b 'sid="
+        + R
+        + "; max_age=3600' https://a.io/me",
+        (R,),
+        ("-b jar.txt", "max_age=3600"),
+    ),
+    # analytics client ids are counted visits, not logins
+    (
+        "Cookie: _ga=GA1.1.1234567890.1700000000; _fbp=fb.1.1700000000.99; session=" + R2,
+        (R2,),
+        ("_ga=GA1.1.1234567890.1700000000", "_fbp=fb.1.1700000000.99"),
+    ),
 ]
+
+# One-time and bot credentials, printed secrets, SQL Server procedures
+TG = "12345678" + "9:AA" + R[:20] + R2[:13]
+DISCORD = "MTE0NTk4MjQxNjQ4NTQyNzIwMA" + ".GhK2xQ." + R + "AbCdEfGhIj"
+ONE_TIME: list[Case] = [
+    ("POST https://api.telegram.org/bot" + TG + "/sendMessage", (TG,), ("/sendMessage",)),
+    (
+        "bot = commands.Bot(command_prefix='!')\nbot.run('" + DISCORD + "')",
+        (DISCORD,),
+        ("bot.run(",),
+    ),
+    (
+        'gateway = BraintreeGateway("access_'
+        + "token$production$"
+        + "k2v9q8x7w6m5n4b3$"
+        + HEX64[:32]
+        + '")',
+        (HEX64[:32], "k2v9q8x7w6m5n4b3"),
+        ("BraintreeGateway(",),
+    ),
+    (
+        "POST /oauth/token\ngrant_type=authorization_code&code="
+        + R
+        + "&redirect_uri=https%3A%2F%2Fa.io%2Fcb"
+        "&code_verifier=" + R2 + R + "\n# code_challenge=" + B62 + "Q9x&code_challenge_method=S256",
+        (R, R2 + R),
+        ("code_challenge=" + B62 + "Q9x", "code_challenge_method=S256"),
+    ),
+    ("GET /cb?code=" + R2 + "&state=af0ifjsldkj HTTP/1.1", (R2,), ("state=af0ifjsldkj",)),
+    ('"GET /export?auth=' + B62 + '&format=csv HTTP/1.1" 200', (B62,), ("format=csv",)),
+    (
+        "$ kubectl config view --raw -o jsonpath='{.users[0].user.token}'\n"
+        "q7x2kd.9f3b2c8e1a7d4f60\n$ kubectl get pods",
+        ("q7x2kd.9f3b2c8e1a7d4f60",),
+        ("$ kubectl get pods",),
+    ),
+    ("$ kubeadm token create\nw8e2rt.k3j9x0c7m2q5v8z1\n", ("w8e2rt.k3j9x0c7m2q5v8z1",), ()),
+    (
+        "EXEC sp_addlinkedsrvlogin 'LEDGER', 'false', NULL, 'rpt', 'Dune#Cedar4471';",
+        ("Dune#Cedar4471",),
+        ("'LEDGER', 'false', NULL, 'rpt'",),
+    ),
+    ("EXEC sp_addlogin 'etl', N'Qv8#Lm2xRk';", ("Qv8#Lm2xRk",), ("'etl'",)),
+]
+ONE_TIME_KEEP: list[str] = [
+    "/search?code=hello-world&lang=en",
+    "?code=US&auth=true",
+    "$ kubectl get secret db-creds -o name\nsecret/db-creds",
+    "$ echo $TOKEN_COUNT\n4096",
+    "# code_challenge=" + B62 + "Q9x&code_challenge_method=S256",
+]
+
 
 CREDENTIAL_DOCUMENTS: list[Case] = [
     (
@@ -1226,6 +1292,17 @@ REFERENCES: list[str] = [
     "export AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY",
     'password = keyring.get_password("acme", "deploy")',
     "token = vault.read('secret/data/ci')['data']['token']",
+    # secret managers' names and commands
+    "password: vault kv get -field=password secret/prod/db",
+    'gcp_secret = "projects/acme-prod/secrets/api-key/versions/latest"',
+    'kv_uri = "https://acme-kv.vault.azure.net/secrets/db-password/' + HEX64[:32] + '"',
+    "DB_PASSWORD: op://Production/db/password",
+    "command: ['sh', '-c', 'export TOKEN=$$(cat /run/secrets/token) && exec ./api']",
+    # publishable by design
+    "mapboxgl.accessToken = 'pk.eyJ" + "1IjoiYWNtZSIsImEiOiJjbHgifQ." + B62 + "';",
+    "VITE_POSTHOG_KEY=phc_" + R + R2[:15],
+    '<div class="g-recaptcha" data-sitekey="6L' + R + "AbCdEfGhIj" + '"></div>',
+    "RECAPTCHA_SITE_KEY=6L" + R2 + "AbCdEfGhIj",
 ]
 
 NEIGHBOURS: list[Any] = [
@@ -1313,6 +1390,7 @@ SECRET_CASES = [
     *_cases(PII, "pii"),
     *_cases(PII_COLUMNS, "pii_columns"),
     *_cases(SECRET_COLUMNS, "secret_columns"),
+    *_cases(ONE_TIME, "one_time"),
     *_cases(PROVIDERS, "providers"),
     *_cases(KEY_FILES, "key_files"),
     *_cases(CODE, "code"),
@@ -1335,6 +1413,7 @@ KEEP_CASES = [
     *[pytest.param(t, (), (t,), id=f"token_shaped-{i}") for i, t in enumerate(TOKEN_SHAPED_KEEP)],
     *[pytest.param(t, (), (t,), id=f"providers_keep-{i}") for i, t in enumerate(PROVIDERS_KEEP)],
     *[pytest.param(t, (), (t,), id=f"code_keep-{i}") for i, t in enumerate(CODE_KEEP)],
+    *[pytest.param(t, (), (t,), id=f"one_time_keep-{i}") for i, t in enumerate(ONE_TIME_KEEP)],
     pytest.param("passwort_länge: 12\nsenha_minima: 8\n", (), (), id="localized_keep-0"),
     pytest.param("get_deploy_token: service=billing", (), (), id="labelled_keep-0"),
     pytest.param("it costs $5$ a seat; PRICE=$1$2$3", (), (), id="password_hashes_keep-0"),

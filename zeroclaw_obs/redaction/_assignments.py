@@ -28,7 +28,14 @@ from collections.abc import Container
 from ._scanner import LOOK_INSIDE, Check, Hit, compile_pattern
 from ._validators import is_code_reference, is_measurement, is_placeholder, is_public_value
 
-__all__ = ["SCHEME_WORDS", "is_credential_document", "is_sealed", "value_check"]
+__all__ = [
+    "SCHEME_WORDS",
+    "is_credential_document",
+    "is_publishable",
+    "is_sealed",
+    "is_secret_reference",
+    "value_check",
+]
 
 SCHEME_WORDS = ("bearer", "basic", "token", "digest", "bot", "negotiate", "ntlm", "apikey")
 _SCHEMES = frozenset(SCHEME_WORDS)
@@ -54,6 +61,45 @@ _SEALED_WINDOW = 4096
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
+_PUBLISHABLE_PREFIXES = ("pk.eyJ", "phc_", "pk_live_", "pk_test_")
+"""Keys made to be shipped to browsers: Mapbox public tokens (`pk.` — secret ones are `sk.`),
+PostHog project keys (`phc_` — personal keys are `phx_`), Stripe publishable keys."""
+_SECRET_MANAGER_CLIS = frozenset(
+    {"vault", "op", "aws", "gcloud", "az", "bw", "pass", "doppler", "sops", "infisical"}
+    | {"chamber", "security", "kubectl", "akeyless", "conjur", "gopass", "berglas"}
+)
+"""Commands that read a secret from a store: `password: vault kv get -field=password …` says
+where the password lives, not what it is."""
+_REFERENCE_PREFIXES = ("op://", "vault:", "sm://", "ssm:/", "{{resolve:", "secretsmanager:")
+
+
+def is_publishable(value: str, text: str, at: int) -> bool:
+    """Whether `value`, found at `at` in `text`, is a key made public by design: a prefix of
+    `_PUBLISHABLE_PREFIXES`, or a reCAPTCHA/Turnstile *site* key (`6L…`, 40 characters, under
+    a name saying `site`; the secret key has the same shape under a name saying `secret`)."""
+    if value.startswith(_PUBLISHABLE_PREFIXES):
+        return True
+    if value.startswith(("6L", "0x4AAAAAAA")) and len(value) in (40, 24):
+        before = text[max(0, at - 48) : at].lower()
+        return "site" in before and "secret" not in before
+    return False
+
+
+def is_secret_reference(value: str, following: str = "") -> bool:
+    """Whether `value` names where a secret lives instead of holding it: a secret manager's
+    resource name or URI (GCP `projects/p/secrets/name/versions/v`, Azure Key Vault
+    `https://v.vault.azure.net/secrets/name/…`, 1Password `op://…`, CloudFormation
+    `{{resolve:secretsmanager:…}}`, Vault `vault:secret/…`), or a secret manager's command
+    (`vault kv get …`, `op read …`), which `following` (the text after the value) carries on."""
+    if value.startswith(_REFERENCE_PREFIXES):
+        return True
+    if value.startswith("projects/") and "/secrets/" in value:
+        return True
+    if value.startswith("https://") and ".vault.azure.net/secrets/" in value:
+        return True
+    return value in _SECRET_MANAGER_CLIS and following[:1] == " " and following[1:2].isalpha()
+
+
 def is_credential_document(value: str) -> bool:
     """Whether `value` is a Google credential file as JSON text (`"type": "service_account"`,
     `authorized_user`, `external_account`): a document whose own keys name its secrets."""
@@ -77,8 +123,8 @@ def value_check(keys: Container[str], *, labels: bool = False) -> Check:
         head = hit.text[hit.match_start : hit.start]
         if stripped in _BLOCK_SCALARS and ":" in head:
             return _block_scalar(hit)
-        if stripped[0] in "=>" or stripped == "$" or is_placeholder(stripped):
-            return None  # `$` alone: the start of a `${VAR}` reference
+        if stripped[0] in "=>" or stripped in ("$", "$$") or is_placeholder(stripped):
+            return None  # `$` alone: the start of a `${VAR}` or `$(cmd)` (`$$(` in compose)
         if _refused(hit, head, stripped, labels):
             return None
         if is_credential_document(stripped):
@@ -93,6 +139,8 @@ def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
     text, key = hit.text, hit.key
     if value.lower() in _SCHEMES:
         return True  # a scheme word alone: its token was already replaced
+    if key is not None and key[-6:].lower() == "cookie" and ":" in head:
+        return True  # a cookie header: `CookieHeaderRule` reads its pairs one by one
     if value[0] in "/~" and key is not None and key.lower().endswith("pwd"):
         return True  # $PWD / OLDPWD hold the working directory, not a password
     if value[0] == "!" and value[1:].replace("_", "").isalpha() and ":" in head:
@@ -101,9 +149,11 @@ def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
         return True  # `${SMTP_PASSWORD:?set it}`: an expansion's error message
     if is_measurement(value):
         return True  # a count, a duration, a timestamp: see `is_measurement`
-    following = text[hit.start + len(value) : hit.start + len(value) + 1]
-    if is_code_reference(value, following) or is_public_value(value, hit):
+    following = text[hit.start + len(value) : hit.start + len(value) + 3]
+    if is_code_reference(value, following[:1]) or is_public_value(value, hit):
         return True  # `os.getenv(…)`, `settings.X`; a publishable key, a secret's ARN
+    if is_publishable(value, text, hit.start) or is_secret_reference(value, following):
+        return True  # a site key; `projects/p/secrets/db/versions/3`, `vault kv get …`
     if labels and _is_labelled_assignment(hit, value):
         return True
     if ("<" in head or "{" in head) and _template_reference(hit, head, value):

@@ -27,6 +27,18 @@ _END = frozenset("\r\n\"'\\")
 """Where a header's value ends in text: the line, or the string holding it (JSON)."""
 _NOT_IN_VALUE = frozenset(' \t",\\')
 _PREFERENCE_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})
+_ANALYTICS_NAMES = frozenset(
+    {"_ga", "_gid", "_gat", "_gcl_au", "_fbp", "_fbc", "_uetsid", "_uetvid"}
+)
+_ANALYTICS_PREFIXES = ("_ga_", "_gat_", "_hjsessionuser_", "ajs_anonymous_id")
+"""Analytics cookies (Google Analytics `_ga=GA1.1.<random>.<epoch>`, Meta `_fbp=fb.1.…`,
+Microsoft UET, Hotjar, Segment's anonymous id): a client id for counting visits, set by
+script and readable by every page; no server accepts it as a login."""
+
+
+def _is_analytics(name: str) -> bool:
+    name = name.strip().lower()
+    return name in _ANALYTICS_NAMES or name.startswith(_ANALYTICS_PREFIXES)
 
 
 def is_cookie_key(key: str) -> bool:
@@ -35,19 +47,22 @@ def is_cookie_key(key: str) -> bool:
 
 
 def _is_preference(value: str) -> bool:
-    """A cookie value that holds a choice, not a credential (`dark`, `en-US`, `1`, `true`)."""
-    if value.lower() in _PREFERENCE_WORDS or (value.isdigit() and len(value) <= 3):
+    """A cookie value that holds a choice or a count, not a credential (`dark`, `en-US`, `1`,
+    `true`, `3600`)."""
+    if value.lower() in _PREFERENCE_WORDS or (value.isdigit() and len(value) <= 6):
         return True
     return len(value) <= 12 and value.replace("-", "").replace("_", "").isalpha()
 
 
 def cookie_value_spans(
-    text: str, start: int, end: int, *, set_cookie: bool
+    text: str, start: int, end: int, *, set_cookie: bool, pairs_only: bool = False
 ) -> Iterator[tuple[int, int]]:
     """The spans of cookie values to replace in the header value `text[start:end]`.
 
     Every pair of a `Cookie:` value, only the first of a `Set-Cookie:` value (the rest are
-    its attributes). A piece without `=` is a value on its own. Quotes around a value stay.
+    its attributes), except analytics cookies (`_ga`, `_fbp`: client ids, see
+    `_ANALYTICS_NAMES`). A piece without `=` is a value on its own, unless `pairs_only`
+    (`curl -b` takes a file name too). Quotes around a value stay.
     """
     first = True
     at = start
@@ -56,6 +71,12 @@ def cookie_value_spans(
         stop = end if stop < 0 else stop
         if first or not set_cookie:
             eq = text.find("=", at, stop)
+            if eq < 0 and pairs_only:
+                break  # `curl -b cookies.txt`: a cookie jar's file name, not a value
+            if eq >= 0 and _is_analytics(text[at:eq]):
+                first = False
+                at = stop + 1
+                continue
             value_start = at if eq < 0 else eq + 1
             span = _value_span(text, value_start, stop)
             if span is not None:
@@ -88,14 +109,18 @@ class CookieHeaderRule:
 
     rule_id = "key_value"
     reports = True
-    description = "cookie values in Cookie: and Set-Cookie: headers (names and attributes kept)"
-    trigger = r"(?i:cookie)\\*[\"']?[ \t]*:"
+    description = (
+        "cookie values in Cookie: and Set-Cookie: headers and curl -b/--cookie "
+        "(names, attributes and analytics client ids kept)"
+    )
+    trigger = r"(?i:cookie)\\*[\"']?[ \t]*:|[ \t]-b[ \t]|--cookie[ \t=]"
     pii = False
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
         self._head = compile_pattern(
             r"(?i)([A-Za-z0-9_.\-]*cookie)(?:\\*[\"'])?[ \t]*:[ \t]*(?:\\*[\"'])?"
+            r"|[ \t](-b|--cookie)(?:[ \t]+|=)[\"']?"
         )
 
     def find(self, view: View) -> list[Candidate]:
@@ -108,9 +133,16 @@ class CookieHeaderRule:
             start = end = spans[0][1]
             while end < size and text[end] not in _END:
                 end += 1
-            key = text[spans[1][0] : spans[1][1]]
+            curl = spans[1][0] < 0
+            if curl:  # `curl -b 'a=b; c=d'` or `-b a=b`: the argument ends at a space too
+                quoted = text[start - 1] in "\"'"
+                end = start
+                while end < size and text[end] not in _END and (quoted or text[end] not in " \t"):
+                    end += 1
+            key = "cookie" if curl else text[spans[1][0] : spans[1][1]]
             set_cookie = fold_key(key).endswith("set_cookie")
             done = end
-            for s, e in cookie_value_spans(text, start, end, set_cookie=set_cookie):
+            spans_of = cookie_value_spans(text, start, end, set_cookie=set_cookie, pairs_only=curl)
+            for s, e in spans_of:
                 found.append((s, e, self.priority, self.rule_id))
         return found

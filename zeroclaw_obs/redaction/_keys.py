@@ -57,6 +57,8 @@ DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
         *("auth_salt", "secure_auth_salt", "logged_in_salt", "nonce_salt"),
         # peppers: the server-side secret mixed into password hashes (Devise, Laravel)
         *("pepper", "password_pepper"),
+        # PKCE's code verifier and OAuth 1's verifier: what redeems an authorization code
+        *("code_verifier", "oauth_verifier"),
     }
 )
 """Normalised key names (see `fold_key`) whose values are masked whole."""

@@ -78,7 +78,18 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     (r"CLOJARS_[a-z0-9]{60}", r"CLOJARS_"),  # Clojars
     (r"sha256~[A-Za-z0-9_-]{43}", r"sha256~"),  # OpenShift
     (r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", r"\.atlasv1\."),  # Terraform Cloud
-    (r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", r"[0-9]:AA"),  # Telegram bot
+    (
+        r"(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+        r"[0-9]:AA",
+    ),  # Telegram bot (api.telegram.org/bot…)
+    # Discord bot token: base64 of the bot's snowflake id (digits, so `[MNO][DTjz]…`), a
+    # timestamp, an HMAC
+    (
+        r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
+        r"[MNO][DTjz][AEIMQUYcgk][w-z0-5][MNO][DTjz]",
+    ),
+    # Braintree access token
+    (r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}", r"access_token\$"),
     (r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}", r"sk\.eyJ"),  # Mapbox secret
     (r"[a-f0-9]{32}-us[0-9]{1,2}", r"[a-f0-9]-us[0-9]"),  # Mailchimp
 )

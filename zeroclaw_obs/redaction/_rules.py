@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from ._assignments import is_sealed
+from ._assignments import is_publishable, is_sealed, is_secret_reference
 from ._keys import NOT_SENSITIVE
 from ._normalize import fold_key
 from ._scanner import Hit, Spec
@@ -89,6 +89,10 @@ def _generic(hit: Hit) -> tuple[int, int] | None:
         return None  # a blanked marker between: the word's own value is already gone
     if is_uuid(core) or not looks_random(value) or is_public_value(value, hit):
         return None
+    if is_publishable(value, hit.text, hit.start) or is_secret_reference(value):
+        return None
+    if "/" in value and hit.text[hit.match_start - 1 : hit.match_start] == "/":
+        return None  # `…/secrets/db-password/3f2a…`: a path through a store names a resource
     if _names_a_cursor(hit) or _qualified(hit) or is_sealed(hit.text, hit.match_start, value):
         return None
     return hit.start, hit.start + len(value)
@@ -169,7 +173,46 @@ def context_specs() -> list[Spec]:
             r"://[^\s/?#@:\"'<>]*:[^\s/?#\"'<>]*@",
             check=_url_credentials,
         ),
+        Spec(
+            "url_secret_param",
+            "one-time credentials in a URL query or form body: an OAuth authorization code "
+            "(`?code=…&state=`, `grant_type=authorization_code&code=…`), an `auth=` or "
+            "`access_code=` token (random-looking values only; `code_challenge` is public)",
+            r"[?&](?:code|auth|auth_code|access_code|authorization_code|ticket)="
+            r"([A-Za-z0-9._~%+/-]{16,})",
+            r"[?&](?:code|auth|auth_code|access_code|authorization_code|ticket)=",
+            check=_random_param,
+        ),
+        Spec(
+            "command_secret",
+            "a secret a shell command printed: the line after a `$ ` prompt whose command "
+            "names a token, password or key (`kubectl config view … user.token`, "
+            "`kubeadm token create`, `vault read -field=password …`), when the line is one "
+            "credential-shaped value",
+            r"(?m)^[ \t]*\$[ \t]+[^\r\n]*(?i:token|secret|passw(?:or)?d|passphrase|api[_-]?key"
+            r"|credential|private[_-]?key|access[_-]?key)[^\r\n]*\r?\n[ \t]*([^\s]{8,})"
+            r"[ \t]*\r?$",
+            r"\$[ \t]",
+            check=_command_output,
+        ),
     ]
+
+
+def _random_param(hit: Hit) -> tuple[int, int] | None:
+    """A query or form value that is a generated credential, not a word, id or number."""
+    value = hit.text[hit.start : hit.end]
+    return (hit.start, hit.end) if looks_random(value, min_len=16) else None
+
+
+def _command_output(hit: Hit) -> tuple[int, int] | None:
+    """The printed line is a credential: not another prompt, a path, a URL, a resource name
+    (`secret/db-creds`), a placeholder or a sentence; random-looking or credential-shaped."""
+    value = hit.text[hit.start : hit.end]
+    if value[0] in "$#>[{(<-" or "/" in value or is_placeholder(value):
+        return None
+    if looks_random(value, min_len=16):
+        return hit.start, hit.end
+    return _credential_shaped(hit._replace(match_start=hit.start))
 
 
 def _sql_value(hit: Hit) -> tuple[int, int] | None:
@@ -210,12 +253,17 @@ def sql_specs() -> list[Spec]:
             r"|(?i)(?:jdbc:oracle:[a-z]+:|sqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*)[\"']?"
             r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)"
             r"|(?i)(?:(?:^|[\s;])conn(?:ect)?[ \t]+|userid[ \t]*=[ \t]*)[\"']?"
-            r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)@",
+            r"([A-Za-z0-9_$#.]+/[^\s@/'\"]+)@"
+            # SQL Server procedures that take a password positionally: sp_addlinkedsrvlogin
+            # (the 5th argument, @rmtpassword), sp_addlogin (the 2nd, @passwd)
+            r"|(?i)sp_addlinkedsrvlogin[ \t]+(?:(?:N?'[^'\r\n]*'|[A-Za-z0-9_@]+)[ \t]*,[ \t]*){4}"
+            r"N?'([^'\r\n]+)'"
+            r"|(?i)sp_addlogin[ \t]+N?'[^'\r\n]*'[ \t]*,[ \t]*N?'([^'\r\n]+)'",
             # The trigger is kept to keyword shapes: counted runs here multiply the gate's states.
             r"(?i:identified[ \t]+(?:with|by|as)|password[ \t]+(?:password[ \t]*\(|')"
             r"|password[ \t]*=[ \t]*(?:n'|password|\{)|set[ \t]+password|pwd[ \t]*=[ \t]*\{"
-            r"|jdbc:oracle:|sqlplus[ \t]|conn(?:ect)?[ \t]|userid[ \t]*=)",
-            secret=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
+            r"|jdbc:oracle:|sqlplus[ \t]|conn(?:ect)?[ \t]|userid[ \t]*=|sp_addl)",
+            secret=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
             check=_sql_value,
         ),
     ]
