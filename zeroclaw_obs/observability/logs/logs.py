@@ -371,7 +371,6 @@ class LogObserver:
                 event.correlation, event_ids.root, iteration=event.iteration, count=event.count
             )
             return [(logging.WARNING, "steering_dropped", fields)]
-            return
         return [
             (
                 logging.INFO,
