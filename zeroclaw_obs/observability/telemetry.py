@@ -98,6 +98,8 @@ class Telemetry:
     """Where log lines go; flushed at shutdown (info lines are not flushed one by one)."""
     log_queue: QueuedLogger | None = None
     """The worker that writes the observer's log lines; drained at shutdown."""
+    metrics: MetricsObserver | None = None
+    """The metrics observer, whose worker applies the counted events; drained at shutdown."""
     _closed: bool = False
 
     def metrics_text(self) -> bytes:
@@ -162,6 +164,8 @@ class Telemetry:
         if self.log_queue is not None:
             # Spans first, then lines: both within the deadline, whatever the collector does.
             flushed = self.log_queue.shutdown(timeout_s) and flushed
+        if self.metrics is not None:
+            flushed = self.metrics.shutdown(max(deadline - time.monotonic(), 0.0)) and flushed
         if self.metrics_server is not None:
             self.metrics_server.close()
         if self.log_handler is not None:
@@ -178,6 +182,9 @@ class Telemetry:
         if self.log_queue is not None:
             with contextlib.suppress(Exception):
                 self.log_queue.shutdown(0.0)
+        if self.metrics is not None:
+            with contextlib.suppress(Exception):
+                self.metrics.shutdown(0.0)
         if self.metrics_server is not None:
             with contextlib.suppress(Exception):
                 self.metrics_server.close()
@@ -261,6 +268,8 @@ def setup_telemetry(
         known_tools=known_tools,
         health=health,
         redactor=redactor,
+        # Counted off the turn's path; every read of the registry applies what is queued.
+        deferred=True,
     )
     signals.append(metrics)
     log_handler = log_queue = None
@@ -296,4 +305,5 @@ def setup_telemetry(
         log_handler=log_handler,
         log_stream=options.logs,
         log_queue=log_queue,
+        metrics=metrics,
     )

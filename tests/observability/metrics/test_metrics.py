@@ -117,6 +117,38 @@ class TestToolMetrics:
         assert expected == calls
         assert expected == durations
 
+    async def test_deferred_counts_are_what_a_reader_sees(self, run_scenario, registry):
+        """Deferred, the turn only queues its events; every read of the registry (a scrape,
+        an exposition) first has them applied, so it counts what the synchronous observer
+        counts, exemplars included; after `shutdown` too."""
+        direct = CollectorRegistry()
+        spans = HashSpanIds()
+        await run_scenario(mixed_turn(), observer=chained(spans, MetricsObserver(direct)))
+        deferred = MetricsObserver(registry, deferred=True)
+        await run_scenario(mixed_turn(), observer=chained(HashSpanIds(), deferred))
+        names = ("zeroclaw_tool_calls_total", "zeroclaw_tool_duration_seconds_count")
+
+        def samples(reg: CollectorRegistry) -> dict[tuple[str, str, str], float]:
+            return {
+                (s.name, s.labels.get("tool", ""), s.labels.get("outcome", "")): s.value
+                for family in reg.collect()
+                for s in family.samples
+                if s.name in names
+            }
+
+        assert samples(direct) == samples(registry) != {}
+        assert openmetrics_exemplars(registry, "zeroclaw_tool_calls_total")
+        assert deferred.shutdown(5)
+        assert samples(direct) == samples(registry)
+
+    def test_a_full_deferred_queue_drops_and_counts(self, registry):
+        """Events beyond the queue are dropped and counted as `signal="metrics"`."""
+        health = TelemetryHealth()
+        deferred = MetricsObserver(registry, deferred=True, health=health)
+        assert deferred.shutdown(5)  # closed: nothing more is taken
+        deferred.on_event(llm_response())
+        assert 1 == health.snapshot().dropped["metrics"]
+
     async def test_repeated_labels_add_up_on_one_series(self, run_scenario, registry):
         """Calls with the same tool and outcome add up on one series, turn after turn."""
         observer = MetricsObserver(registry)

@@ -17,8 +17,11 @@ Risky parts:
   hold a token. The engine already sends their redacted forms; with a `redactor`, each value is
   also redacted here (then cut, never cut then redacted), once per distinct label set, when its
   child is first created, so the per-event cost stays one dict lookup.
-- `on_event` runs on the turn's path. It only increments in-memory counters; it never blocks,
-  and it never raises (a failure is counted in `errors`).
+- `on_event` runs on the turn's path. It only increments in-memory counters (or, `deferred`,
+  queues the event for a worker that does); it never blocks, and it never raises (a failure
+  is counted in `errors`). Deferred, every read of the registry (a scrape, `render_metrics`)
+  first has the worker apply what is queued (`_Pending`, registered first), so a reader sees
+  every event recorded before it read.
 - Turn metrics (`zeroclaw_turns_total`, `zeroclaw_turn_duration_seconds`) count top-level
   turns only: a delegated turn (its `parent_agent_alias` set) is inside its parent's turn and
   its `delegate` call; counting it too would make one user message two turns.
@@ -41,6 +44,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import generate_latest as _generate_openmetrics
 
 from ..._terminal import encodable
+from ..batching import BoundedBatcher, half_queue
 from ..events import (
     NO_IDS,
     AgentEnd,
@@ -137,6 +141,26 @@ def _one_of(value: str, allowed: frozenset[str]) -> str:
     return value if value in allowed else _OTHER
 
 
+class _Pending:
+    """A collector registered before the metrics: collected first, it has the queued events
+    applied (within `APPLY_WAIT_S`) and yields nothing, so the samples collected after it count
+    every event recorded before the read."""
+
+    def __init__(self, apply: Callable[[float], bool]) -> None:
+        self._apply = apply
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        self._apply(APPLY_WAIT_S)
+        return iter(())
+
+
+APPLY_WAIT_S = 1.0
+"""The longest a read of the registry waits for queued events to be applied."""
+
+
 def _exemplar(ids: Ids | None) -> dict[str, str] | None:
     if ids is None:
         return None
@@ -227,6 +251,10 @@ class MetricsObserver:
         redactor: the runtime's one redactor; each label value is redacted, then cut, when
             its child is first created. None cuts only (the engine's events already carry
             redacted names).
+        deferred: the turn only queues each event it counts (with its ids); a worker applies
+            them at the end of every turn, every second, when half the queue is used, and
+            before every read of the registry. A full queue drops events and counts them
+            (`signal="metrics"`). Call `shutdown` at exit (`Telemetry.shutdown` does).
 
     Raises:
         ValueError: the registry already holds one of these metric names.
@@ -239,12 +267,26 @@ class MetricsObserver:
         known_tools: Callable[[str], bool] | None = None,
         health: HealthSource | None = None,
         redactor: Redactor | None = None,
+        deferred: bool = False,
     ) -> None:
         self.errors = 0
         self._shown = _label_shower(redactor)
         """Events that failed to record (never raised into the turn)."""
         self._health = health if isinstance(health, TelemetryHealth) else None
         self._known_tools = known_tools
+        self._pending: BoundedBatcher[tuple[Any, EventIds]] | None = None
+        if deferred:
+            self._pending = BoundedBatcher(
+                self._apply,
+                signal=Signal.METRICS,
+                health=health if isinstance(health, TelemetryHealth) else TelemetryHealth(),
+                max_queue_size=8192,
+                max_export_batch_size=512,
+                schedule_delay_s=1.0,
+                wake_at=half_queue(8192, 512),
+                name="metrics-apply",
+            )
+            registry.register(_Pending(self._pending.force_flush))
         self._build_metrics(registry)
         registry.register(DroppedTelemetryCollector(health))
         self._handlers: dict[type, Callable[[Any, EventIds], None]] = {
@@ -328,6 +370,31 @@ class MetricsObserver:
         handler = self._handlers.get(type(event))
         if handler is None:
             return
+        pending = self._pending
+        if pending is not None:
+            pending.emit((event, ids))  # events are frozen, ids are strings
+            if type(event) is AgentEnd:
+                pending.wake()
+            return
+        self._count(handler, event, ids)
+
+    def force_flush(self, timeout_s: float = APPLY_WAIT_S) -> bool:
+        """Apply every queued event now (deferred); wait at most `timeout_s`."""
+        return True if self._pending is None else self._pending.force_flush(timeout_s)
+
+    def shutdown(self, timeout_s: float = 5.0) -> bool:
+        """Apply what is queued and stop the worker within `timeout_s` (deferred); the rest
+        is counted as dropped."""
+        return True if self._pending is None else self._pending.shutdown(timeout_s)
+
+    def _apply(self, batch: list[tuple[Any, EventIds]]) -> bool:
+        """The worker: each queued event counted, in order."""
+        handlers = self._handlers
+        for event, ids in batch:
+            self._count(handlers[type(event)], event, ids)
+        return True
+
+    def _count(self, handler: Callable[[Any, EventIds], None], event: Any, ids: EventIds) -> None:
         try:
             handler(event, ids)
         except Exception:
