@@ -85,11 +85,13 @@ NOT_SENSITIVE: frozenset[str] = frozenset(
 )
 """Names that end in a sensitive word but hold public values (pagination cursors, counts)."""
 
-_COMPOUNDS = {
+_LOCALIZED_COMPOUNDS = {
     "mot_de_passe": r"mot[_. -]?de[_. -]?passe",
     "kata_sandi": r"kata[_. -]?sandi",
     "kata_laluan": r"kata[_. -]?laluan",
     "mật_khẩu": r"mật[_. -]?khẩu",
+}
+_COMPOUNDS = {
     "private_key_id": r"key[_.-]?id",
     "client_key_data": r"key[_.-]?data",
     "secret_string": r"secret[_.-]?string",
@@ -125,14 +127,20 @@ must not make a key sensitive on a second pass that the first pass did not mask.
 class SensitiveKeys:
     """The set of sensitive key names, asked with any spelling of a key."""
 
-    __slots__ = ("_cache", "names", "words")
+    __slots__ = ("_cache", "localized", "names", "words")
 
     def __init__(self, names: Iterable[str]) -> None:
-        self.names = frozenset(names) | _LOCALIZED
-        last = {name.rsplit("_", 1)[-1] for name in self.names - _COMPOUNDS.keys()}
+        given = frozenset(names)
+        self.names = given | _LOCALIZED
+        last = {name.rsplit("_", 1)[-1] for name in given - _COMPOUNDS.keys() - _LOCALIZED}
         self.words = frozenset(last | set(_GLUED) | set(_COMPOUNDS.values()))
         """Last words of sensitive names: what the text rules look for before a separator
         (RE2 fragments; a compound name contributes its last two words, see `_COMPOUNDS`)."""
+        single = _LOCALIZED - _LOCALIZED_COMPOUNDS.keys()
+        self.localized = frozenset(single | set(_LOCALIZED_COMPOUNDS.values()))
+        """`password` in other languages (`LOCALIZED_PASSWORD_WORDS`), for a rule of their own:
+        in the main rules' alternation their letters (Cyrillic, CJK, accents under `(?i)`)
+        grew the automata every dense text runs through."""
         self._cache: dict[str, bool] = {}
 
     def __contains__(self, key: object) -> bool:
@@ -223,6 +231,7 @@ def _table_value(check: Check) -> Check:
 def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
     """The `key_value` text rules for these sensitive keys, in chain order."""
     words = _alternation(keys.words)
+    localized = _alternation(keys.localized)
     check = value_check(keys)
     args = r"(?:[ \t][^\r\n;|&]*?)?[ \t]"  # a command's other arguments, then the flag
     describe = "values after sensitive keys in {} form"
@@ -244,6 +253,16 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             rf"(?i)({_KEY_CHARS}*(?:{words}){_VERSIONED}){_SEPARATOR}(?:(?:<%[=-]|\{{\{{)[ \t]*)?"
             rf"{_OPENING}{_SCHEME}",
             rf"(?i:{words}){_VERSIONED}\\*[\"']?\]?[ \t]*[:=]",
+            secret=(2,),
+            key=(1,),
+            check=value_check(keys, labels=True),
+            values=_values(_PLAIN),
+        ),
+        Spec(
+            "key_value",
+            describe.format("`Passwort: value`, `senha=value` (password in other languages)"),
+            rf"(?i)({_KEY_CHARS}*(?:{localized}){_VERSIONED}){_SEPARATOR}{_OPENING}",
+            rf"(?i:{localized})\\*[\"']?\]?[ \t]*[:=]",
             secret=(2,),
             key=(1,),
             check=value_check(keys, labels=True),

@@ -82,12 +82,6 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
         r"(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
         r"[0-9]:AA",
     ),  # Telegram bot (api.telegram.org/bot…)
-    # Discord bot token: base64 of the bot's snowflake id (digits, so `[MNO][DTjz]…`), a
-    # timestamp, an HMAC
-    (
-        r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
-        r"[MNO][DTjz][AEIMQUYcgk][w-z0-5][MNO][DTjz]",
-    ),
     # Braintree access token
     (r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}", r"access_token\$"),
     (r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}", r"sk\.eyJ"),  # Mapbox secret

@@ -64,16 +64,17 @@ class _ColumnRule:
     _labels = ""
     _quotes_sql = "'"
     _names_only = False
+    _header_leading = True
+    """A header label may also start a field (`phone_number`), not only end one."""
     """Read a header only when every field of it is a column name (`_is_column_name`), not
     code (`def f(password: str, hashed: bytes)`) or prose that happens to hold delimiters."""
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
         # The trigger's shapes within one line: a line break ends the header, not a label.
-        label = (
-            rf"(?i:{self._labels})[\"'`]?[ \t]*(?:[,;\t|)]|\r?$)"
-            rf"|(?:^|[,;\t|(])[ \t]*[\"'`]?(?i:{self._labels})"
-        )
+        label = rf"(?i:{self._labels})[\"'`*]{{0,2}}[ \t]*(?:[,;\t|)]|\r?$)"
+        if self._header_leading:
+            label += rf"|(?:^|[,;\t|(])[ \t]*[\"'`]?(?i:{self._labels})"
         self._header = compile_pattern(rf"(?m)^[^\r\n]*(?:{label})[^\r\n]*$")
         self._insert = compile_pattern(
             r"(?i)insert[ \t]+into[ \t]+[^\s(]{1,128}[ \t]*\(([^()\r\n]{1,1000})\)"
@@ -188,9 +189,9 @@ class PhoneColumnRule(_ColumnRule):
         return is_phone_value(value)
 
 
-_SSN_LABELS = r"ssn|social[ _-]?security(?:[ _-]?(?:number|no|num))?|tax[ _-]?id|tin"
-_SSN_NAMES = frozenset({"ssn", "social_security", "social_security_number", "tax_id", "tin"})
-_SSN_NAMES |= {"social_security_no", "social_security_num", "us_ssn", "employee_ssn"}
+_SSN_LABELS = r"ssn|social[ _-]?security(?:[ _-]?(?:number|no|num))?"
+_SSN_NAMES = frozenset({"ssn", "social_security", "social_security_number"})
+_SSN_NAMES |= {"social_security_no", "social_security_num", "us_ssn"}
 
 
 class SsnColumnRule(_ColumnRule):
@@ -202,10 +203,8 @@ class SsnColumnRule(_ColumnRule):
 
     rule_id = "us_ssn"
     description = "US social security numbers in table columns labelled ssn (CSV/TSV, SQL)"
-    trigger = (
-        r"(?i:ssn|social[ _-]?security[ _a-z-]{0,10}|tax[ _-]?id|tin)[\"'`]?[ \t]*"
-        r"[,;\t|)\r\n]|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:ssn|social|tax|tin)"
-    )
+    trigger = rf"(?i:{_SSN_LABELS})[\"'`]?[ \t]*[,;\t|)\r\n]"
+    _header_leading = False
     pii = True
     _labels = _SSN_LABELS
 
@@ -237,9 +236,13 @@ class SecretColumnRule(_ColumnRule):
     _quotes_sql = "'\""
     _names_only = True
     trigger = (
+        r"(?:^|[\r\n,;\t|(])[ \t]*[\"'`*]{0,2}(?:[A-Za-z0-9]+[_ -]){0,2}"
         rf"(?i:{_labels})s?[\"'`*]{{0,2}}[ \t]*[,;\t|)\r\n]"
-        rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`*]{{0,2}}(?i:{_labels})"
     )
+    """A whole field that is a sensitive name, between delimiters: `…,password,…`,
+    `| Password |`, `, api_key)`. Not a name inside other text (`kind: Secret`), nor one
+    starting a field (`, "password": …` is JSON, on every dense record)."""
+    _header_leading = False
 
     def __init__(self, priority: int, sensitive: Container[str]) -> None:
         super().__init__(priority)

@@ -223,7 +223,7 @@ def password_hash_specs() -> list[Spec]:
             "password_hash",
             "MySQL native password hashes (* and 40 hex, as in mysql.user)",
             r"\*[0-9A-F]{40}",
-            r"\*[0-9A-F]{40}",
+            r"\*[0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F]",
             check=_mysql_hash,
         ),
         Spec(
@@ -422,6 +422,15 @@ def token_specs() -> list[Spec]:
             r"[\"']?[ \t]*[:=][ \t]*[\"']?([a-f0-9]{32,40})",
             r"(?i:dd|datadog)[_-]?(?i:api|app|application)[_-]?(?i:key)",
             check=_exactly(32, 40),
+        ),
+        _token(
+            "discord_token",
+            "Discord bot tokens: base64 of the bot's id, a timestamp and an HMAC, dot-separated",
+            r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
+            # base64 of the id's digits: every 4 characters `[MNO][DTjz][AEIMQUYcgk][w-z0-5]`;
+            # four such groups are 12 digits, more than a JWT's timestamps give in a row
+            r"(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){4}",
+            check=_following_is_not_token,
         ),
         *password_hash_specs(),
     ]
