@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,7 @@ __all__ = [
     "AddEvent",
     "AddLink",
     "CurrentSpan",
+    "Deferred",
     "Operation",
     "PendingSpan",
     "RecordException",
@@ -87,6 +88,23 @@ class SetAttributes:
 
     def replay(self, span: DirectSpan) -> bool:
         return span.set_all(self.attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """Operations made on the build worker, not on the turn's path: `make()` returns them
+    (the engine's closing attributes, status and events of a call, from its frozen event).
+    `make` must be a pure function of what it was given: it may be called twice (a replay
+    the direct way refuses is applied the SDK way)."""
+
+    make: Callable[[], Sequence[Operation]]
+
+    def apply(self, span: trace.Span) -> None:
+        for op in self.make():
+            op.apply(span)
+
+    def replay(self, span: DirectSpan) -> bool:
+        return all(op.replay(span) for op in self.make())
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +195,14 @@ class RecordException:
 
 
 Operation = (
-    SetAttributes | SetAttribute | AddEvent | AddLink | UpdateName | SetStatus | RecordException
+    SetAttributes
+    | SetAttribute
+    | AddEvent
+    | AddLink
+    | UpdateName
+    | SetStatus
+    | RecordException
+    | Deferred
 )
 """One `trace.Span` call recorded on a pending span and replayed (`apply`) on the SDK span:
 the tool code's calls while the span is open, then the engine's closing ones. `replay` does
@@ -250,7 +275,8 @@ class PendingSpan(Span):
         parent: the context it is started in (the turn's root span).
         kind: the span kind.
         start_ns: its real start.
-        attributes: the attributes it starts with (kept, not copied: pass a new dict).
+        attributes: the attributes it starts with (kept, not copied: pass a new dict), or a
+            function that makes them on the build worker (`start_attributes`).
     """
 
     __slots__ = (
@@ -272,7 +298,7 @@ class PendingSpan(Span):
         parent: otel_context.Context,
         kind: SpanKind,
         start_ns: int,
-        attributes: dict[str, Any],
+        attributes: dict[str, Any] | Callable[[], dict[str, Any]],
     ) -> None:
         self.name = name
         self.context = context
@@ -293,7 +319,7 @@ class PendingSpan(Span):
         name: str,
         kind: SpanKind,
         start_ns: int,
-        attributes: dict[str, Any],
+        attributes: dict[str, Any] | Callable[[], dict[str, Any]],
     ) -> PendingSpan:
         """A pending child of `root` (`parent` is the context holding it), with a span id from
         the provider's generator, and the trace state and flags the SDK's samplers give a
@@ -314,6 +340,13 @@ class PendingSpan(Span):
             )
         return cls(name, context, parent, kind, start_ns, attributes)
 
+    def start_attributes(self) -> dict[str, Any]:
+        """The attributes it starts with, made now if they were deferred (build worker)."""
+        attributes = self.attributes
+        if callable(attributes):
+            attributes = self.attributes = attributes()
+        return attributes
+
     def close(self, end_ns: int, *ops: Operation) -> PendingSpan:
         """Stop recording outside operations, add the engine's closing ones, set the end."""
         self._open = False
@@ -329,7 +362,7 @@ class PendingSpan(Span):
             self.name,
             context=self.parent,
             kind=self.kind,
-            attributes=self.attributes,
+            attributes=self.start_attributes(),
             start_time=self.start_ns,
         )
         if handoff is not None:

@@ -203,7 +203,7 @@ class DirectBuild:
         """The ended span the SDK would hand `on_end` for `record`, built without the SDK;
         None when the record holds something only the SDK may decide (`DirectSpan` refuses)."""
         span = DirectSpan(record.name, self.limits)
-        if not span.set_all(record.attributes):
+        if not span.set_all(record.start_attributes()):
             return None
         for op in record.ops:
             if not op.replay(span):

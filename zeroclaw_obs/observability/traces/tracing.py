@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from functools import partial
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -74,6 +75,7 @@ from .attributes import (
 from .deferred_spans import (
     AddEvent,
     CurrentSpan,
+    Deferred,
     Operation,
     PendingSpan,
     RootEnd,
@@ -431,7 +433,8 @@ class SpanObserver:
         return None
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
-        attributes = tool_start_attributes(event, capture=self._capture)
+        # Made on the build worker from the frozen event: one dict fewer on every call's path.
+        attributes = partial(tool_start_attributes, event, capture=self._capture)
         return self._child(
             turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
@@ -449,6 +452,17 @@ class SpanObserver:
             span = self._tool(turn, event, event.start_time_ns)
             opened = (span, self._child_ids(span, turn))
         span, ids = opened
+        # The closing attributes, status and events are made on the build worker.
+        closing = Deferred(partial(self._tool_closing, event))
+        self._builder.emit(span.close(event.time_ns, closing))
+        self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
+        if ids is None or event.tool_call_id in turn.tools:
+            return None
+        return EventIds(turn.ids, ids)
+
+    def _tool_closing(self, event: ToolCall) -> list[Operation]:
+        """What ends a call's `execute_tool` span: its attributes, an error's type and status,
+        a truncation event. A pure function of the event (see `Deferred`)."""
         attributes = tool_end_attributes(event, capture=self._capture)
         closing: list[Operation] = [SetAttributes(attributes)]
         default_error = TOOL_ERROR_TYPES.get(event.outcome)
@@ -458,11 +472,7 @@ class SpanObserver:
         if event.truncated_chars:
             truncation = truncation_attributes(event)
             closing.append(AddEvent("zeroclaw.truncation", truncation, event.time_ns))
-        self._builder.emit(span.close(event.time_ns, *closing))
-        self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
-        if ids is None or event.tool_call_id in turn.tools:
-            return None
-        return EventIds(turn.ids, ids)
+        return closing
 
     def _tool_progress(self, event: ToolProgress) -> None:
         """A `zeroclaw.tool.progress` event on the call's open `execute_tool` span."""
@@ -515,7 +525,7 @@ class SpanObserver:
         name: str,
         kind: SpanKind,
         start_ns: int,
-        attributes: dict[str, Any],
+        attributes: dict[str, Any] | Callable[[], dict[str, Any]],
     ) -> PendingSpan:
         """A pending child of the turn's root (`PendingSpan.child_of`)."""
         return PendingSpan.child_of(
