@@ -175,7 +175,34 @@ SQL_KEEP: list[Case] = [
     ),
 ]
 
+_STS = "IQoJb3JpZ2luX2Vj" + (R + R2 + "/+" + B62) * 3
+_LONG_JWT = JWT + R2 * 3
 WRAPPED: list[Case] = [
+    (  # a YAML folded block scalar: the key's value is the block below it
+        "mailer:\n  from: ops\n  api_key: >-\n    "
+        + R
+        + R2
+        + "\n    "
+        + R2
+        + R
+        + "\n  port: 587\n",
+        (R + R2, R2 + R),
+        ("from: ops", "port: 587"),
+    ),
+    (  # a JWT wrapped at 64 columns, its last piece followed by the rest of the log line
+        "DEBUG token acquired: "
+        + "\n".join(_LONG_JWT[i : i + 64] for i in range(0, len(_LONG_JWT), 64))
+        + " (kid rotated)\nnext line",
+        (_LONG_JWT[-40:], _LONG_JWT[:40]),
+        ("(kid rotated)", "next line"),
+    ),
+    (  # an STS session token in a mail body wrapped at 76 columns
+        "Session token (expires in 1h):\n"
+        + "\n".join(_STS[i : i + 76] for i in range(0, len(_STS), 76))
+        + "\n\n-- \nops mailer",
+        (_STS[:76], _STS[76:152], _STS[-30:]),
+        ("ops mailer",),
+    ),
     (  # a token wrapped at a fixed width, three lines
         f"export OPENAI_API_KEY={OPENAI[:40]}\n{OPENAI[40:80]}\n{OPENAI[80:]}\n# done",
         (OPENAI,),

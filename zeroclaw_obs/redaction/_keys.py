@@ -194,6 +194,9 @@ def _values(bare: str) -> dict[str, str]:
 
 _PLAIN = r"[^\s\"'`,;&(){}\[\]<>\\]+"
 _TO_EOL = r"[^\r\n\"'\\]+"
+_BLOCK_OR_PLAIN = rf"(?:>[1-9+-]{{0,3}}|{_PLAIN})"
+"""A plain value, or a YAML folded block indicator (`api_key: >-`), which `_PLAIN` cannot
+start with (`>` ends a tag elsewhere); `|` blocks are plain values already."""
 _SEPARATOR = r"(?:\\*[\"'])?\]?[ \t]*(?:=>|:=|[:=])[ \t]*(?:\r?\n[ \t]*)?"
 """The separator may end its line: `password:` then the value alone on the next line (see
 `_is_next_line_value`)."""
@@ -256,7 +259,7 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             secret=(2,),
             key=(1,),
             check=value_check(keys, labels=True),
-            values=_values(_PLAIN),
+            values=_values(_BLOCK_OR_PLAIN),
         ),
         Spec(
             "key_value",

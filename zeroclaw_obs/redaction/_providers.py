@@ -82,6 +82,9 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
         r"(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
         r"[0-9]:AA",
     ),  # Telegram bot (api.telegram.org/bot…)
+    # AWS STS session tokens (base64 of a serialized blob starting `!\n\torigin_ec`, older
+    # ones `\x17\n\x06er/aws`)
+    (r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{100,}", r"IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE"),
     # Braintree access token
     (r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}", r"access_token\$"),
     (r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}", r"sk\.eyJ"),  # Mapbox secret

@@ -42,11 +42,12 @@ class WrappedTokenRule:
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
-        # Whole lines of token characters, or one line that starts with the token's rest and
-        # goes on after a space (a log line wrapped mid-token: `…TOKEN=dop_v1_05d8` then
-        # `e5a7…c01 request_id=…`).
+        # Whole lines of token characters, then possibly one line that starts with the
+        # token's rest and goes on after a space (a log line wrapped mid-token:
+        # `…TOKEN=dop_v1_05d8` then `e5a7…c01 request_id=…`).
         self._regex = compile_pattern(
-            rf"(?m)[{_TOKEN}]{{8,}}(?:(?:\r?\n[{_TOKEN}]{{4,}}$)+|\r?\n[{_TOKEN}]{{8,}}[ \t])"
+            rf"(?m)[{_TOKEN}]{{8,}}(?:(?:\r?\n[{_TOKEN}]{{4,}}$)+(?:\r?\n[{_TOKEN}]{{8,}}[ \t])?"
+            rf"|\r?\n[{_TOKEN}]{{8,}}[ \t])"
         )
 
     def find(self, view: View) -> list[Candidate]:
