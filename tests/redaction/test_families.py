@@ -876,6 +876,7 @@ LOCALIZED: list[Case] = [
     ("\u30d1\u30b9\u30ef\u30fc\u30c9: Zx8Lm3Qp9w", ("Zx8Lm3Qp9w",), ()),
     ({"wachtwoord": "kaas-Fiets-88", "gebruiker": "jan"}, ("kaas-Fiets-88",), ("jan",)),
     ("hasło=Zdr0we!Jab1ko", ("Zdr0we!Jab1ko",), ()),
+    ("kullanıcı: deniz\nparola: kartal-deniz-gece-41\n", ("kartal-deniz-gece-41",), ("deniz",)),
     # a capitalised word before `=` is part of a quoted password, not an argument label
     ("mail:\n  password: 'Harbor=Cedar5521'\n", ("Harbor=Cedar5521",), ("mail:",)),
     ('{"password": "Maple=Ridge6612"}', ("Maple=Ridge6612",), ()),
@@ -1156,6 +1157,11 @@ ONE_TIME: list[Case] = [
     ),
     ("$ kubeadm token create\nw8e2rt.k3j9x0c7m2q5v8z1\n", ("w8e2rt.k3j9x0c7m2q5v8z1",), ()),
     (
+        "$ kubeadm token list -o jsonpath='{.token}'\nabcdef.qx7m2vz9k4lp8wrt\n",
+        ("abcdef.qx7m2vz9k4lp8wrt",),
+        (),
+    ),
+    (
         "EXEC sp_addlinkedsrvlogin 'LEDGER', 'false', NULL, 'rpt', 'Dune#Cedar4471';",
         ("Dune#Cedar4471",),
         ("'LEDGER', 'false', NULL, 'rpt'",),
@@ -1255,6 +1261,13 @@ PII_COLUMNS: list[Case] = [
         ("219-09-9999", "219099998"),
         ("E1001", "E1002", "emp_id,name,ssn"),
     ),
+    # national formats and a signature's label
+    (
+        "2025-01-02 INFO sms.sent to=06 12 34 56 78 template=otp",
+        ("06 12 34 56 78",),
+        ("template=otp",),
+    ),
+    ("--\nAna Silva | Sales\nT 07700 900123 · 1 High St\n", ("07700 900123",), ("1 High St",)),
     (
         "id;social_security_number;dept\n7;536 22 8100;ops\n",
         ("536 22 8100",),
@@ -1332,6 +1345,13 @@ REFERENCES: list[str] = [
     "VITE_POSTHOG_KEY=phc_" + R + R2[:15],
     '<div class="g-recaptcha" data-sitekey="6L' + R + "AbCdEfGhIj" + '"></div>',
     "RECAPTCHA_SITE_KEY=6L" + R2 + "AbCdEfGhIj",
+    # a label, a flag, an elided example, a call naming a stored credential, a Fetch mode
+    "token: Authorization: Bearer <token>",
+    "secret: valueFrom.secretKeyRef.name: db-credentials",
+    "password: --password-stdin",
+    "OPENAI_API_KEY=sk-...",
+    "REGISTRY_CREDS = credentials('registry-" + "5d3bb42b-3f31-4e8f-bff9-4f0fbc533ad1')",
+    "fetch(url, { credentials: 'include' })",
 ]
 
 NEIGHBOURS: list[Any] = [
@@ -1458,6 +1478,12 @@ KEEP_CASES = [
     ),
     pytest.param(
         "name,password_min_length,token_count\nweb,12,4096\n", (), (), id="secret_columns_keep-1"
+    ),
+    pytest.param(
+        "Registered in England No. 07751370\nv06.12.34 released 2025.06.12",
+        (),
+        (),
+        id="phones_keep-0",
     ),
     pytest.param(
         "def check_password(password: str, hashed: bytes) -> bool:\n"

@@ -50,6 +50,13 @@ _BLOCK_SCALARS = frozenset(
     if not (b and d)
 )
 """YAML block scalar indicators: `|`, `>-`, `|+`, with an indentation digit before or after."""
+_NOT_A_VALUE = compile_pattern(
+    r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}:|--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|[A-Za-z0-9_\-]{1,8}(?:\.\.\.|…)"
+)
+"""Values that are no value: a label or nested key (`token: Authorization: Bearer …`,
+`secret: valueFrom.secretKeyRef.name: …`), a command-line flag (`--password-stdin`), a
+prefix then an ellipsis (`sk-...`, `ghp_…`: documentation eliding a key)."""
+_FETCH_MODES = frozenset({"include", "same-origin", "omit"})
 _TEMPLATE_OPENERS = ("<%=", "<%-", "{{")
 _TEMPLATE_CLOSERS = ("%>", "-%>", "}}", "-}}")
 _CREDENTIAL_DOCUMENT = compile_pattern(
@@ -141,6 +148,10 @@ def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
         return True  # a scheme word alone: its token was already replaced
     if key is not None and key[-6:].lower() == "cookie" and ":" in head:
         return True  # a cookie header: `CookieHeaderRule` reads its pairs one by one
+    if _NOT_A_VALUE.fullmatch(value) is not None:
+        return True  # `Authorization:`, `--password-stdin`, `sk-...`: a label, a flag, an elision
+    if value in _FETCH_MODES and key is not None and key.lower().endswith("credentials"):
+        return True  # `fetch(url, {credentials: "include"})`: the Fetch API's mode
     if value[0] in "/~" and key is not None and key.lower().endswith("pwd"):
         return True  # $PWD / OLDPWD hold the working directory, not a password
     if value[0] == "!" and value[1:].replace("_", "").isalpha() and ":" in head:

@@ -66,14 +66,15 @@ DEFAULT_SENSITIVE_KEYS: frozenset[str] = frozenset(
 LOCALIZED_PASSWORD_WORDS: tuple[str, ...] = (
     *("passwort", "kennwort", "mot_de_passe", "motdepasse", "contraseña", "contrasena"),
     *("senha", "wachtwoord", "lösenord", "losenord", "adgangskode", "passord", "salasana"),
-    *("hasło", "haslo", "heslo", "jelszó", "jelszo", "şifre", "sifre", "parolă"),
+    *("hasło", "haslo", "heslo", "jelszó", "jelszo", "şifre", "sifre", "parola", "parolă"),
     *("пароль", "パスワード", "密码", "密碼", "비밀번호", "κωδικός", "mật_khẩu", "matkhau"),
     *("kata_sandi", "katasandi", "kata_laluan"),
 )
 """`password` in the languages config files and forms are written in (German `Passwort`,
 Portuguese `senha`, Swedish `lösenord`, Russian `пароль`, …), spelled as `fold_key` spells
-them (so `Пароль`, whose Cyrillic letters the shadow folds, matches too). Words that also
-mean something else (Italian and Turkish `parola`, Spanish `clave`) are left out."""
+them (so `Пароль`, whose Cyrillic letters the shadow folds, matches too). `parola` is
+Turkish and Romanian for password (Italian for "word", which no config names a key);
+Spanish `clave` ("key", any key) is left out."""
 
 NOT_SENSITIVE: frozenset[str] = frozenset(
     {

@@ -85,6 +85,14 @@ def _phone(hit: Hit) -> tuple[int, int] | None:
     return hit.start, hit.end
 
 
+def _national_phone(hit: Hit) -> tuple[int, int] | None:
+    """A number in a national format, or after a signature label: read as labelled."""
+    value = hit.text[hit.start : hit.end]
+    if _runs_on(hit.text, hit.end, "-.,/") or not is_phone(value, context=True):
+        return None
+    return hit.start, hit.end
+
+
 def _ip(hit: Hit) -> tuple[int, int] | None:
     value = hit.text[hit.start : hit.end]
     before = hit.text[hit.start - 1 : hit.start]
@@ -169,6 +177,18 @@ def pii_specs() -> list[Spec]:
             r"[^0-9\r\n]{0,30}[0-9]",
             _phone,
             groups=3,
+        ),
+        _pii(
+            "phone_number",
+            "national phone numbers in formats of their own (France `06 12 34 56 78`, UK "
+            "mobiles `07700 900123`), and numbers after a signature's `T`/`M`/`Tel.` label",
+            r"(?:^|[^0-9A-Za-z+.,/-])(0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
+            r"|07[0-9]{3} ?[0-9]{6})"
+            r"|(?m)^[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+(\+?[0-9][0-9 ().-]{5,20}[0-9])",
+            r"0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9]"
+            r"|(?:^|\n)[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+[0-9(+]",
+            _national_phone,
+            groups=2,
         ),
         _pii(
             "ip_address",

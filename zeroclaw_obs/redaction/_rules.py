@@ -18,7 +18,7 @@ import binascii
 from ._assignments import is_publishable, is_sealed, is_secret_reference
 from ._keys import NOT_SENSITIVE
 from ._normalize import fold_key
-from ._scanner import Hit, Spec
+from ._scanner import Hit, Spec, compile_pattern
 from ._validators import (
     is_basic_credential,
     is_ipv6,
@@ -93,10 +93,16 @@ def _generic(hit: Hit) -> tuple[int, int] | None:
         return None
     if "/" in value and hit.text[hit.match_start - 1 : hit.match_start] == "/":
         return None  # `…/secrets/db-password/3f2a…`: a path through a store names a resource
+    if gap.lstrip(" \t").startswith("(") and _NAMED_ID.match(value) is not None:
+        return None  # `credentials('registry-5d3b…')`: a call naming a stored credential
     if _names_a_cursor(hit) or _qualified(hit) or is_sealed(hit.text, hit.match_start, value):
         return None
     return hit.start, hit.start + len(value)
 
+
+_NAMED_ID = compile_pattern(r"[A-Za-z]{3,}[-_/.]")
+"""An id that starts with a word (`registry-5d3b…`, `prod/db`): what a call such as Jenkins'
+`credentials('…')` or `get_secret("…")` takes is the name of a stored secret."""
 
 _NOT_CREDENTIAL_QUALIFIERS = frozenset(
     {
@@ -210,9 +216,12 @@ def _command_output(hit: Hit) -> tuple[int, int] | None:
     value = hit.text[hit.start : hit.end]
     if value[0] in "$#>[{(<-" or "/" in value or is_placeholder(value):
         return None
-    if looks_random(value, min_len=16):
-        return hit.start, hit.end
+    if looks_random(value, min_len=16) or _BOOTSTRAP_TOKEN.fullmatch(value) is not None:
+        return hit.start, hit.end  # a kubeadm bootstrap token: `[a-z0-9]{6}.[a-z0-9]{16}`
     return _credential_shaped(hit._replace(match_start=hit.start))
+
+
+_BOOTSTRAP_TOKEN = compile_pattern(r"[a-z0-9]{6}\.[a-z0-9]{16}")
 
 
 def _sql_value(hit: Hit) -> tuple[int, int] | None:
