@@ -15,6 +15,7 @@ quoted words (`"yes" "no"`) joins into nothing any rule takes.
 
 from __future__ import annotations
 
+from ._joined import JoinedPiecesRule, scan_joined
 from ._normalize import utf8_safe
 from ._scanner import Candidate, View, compile_pattern
 
@@ -26,22 +27,16 @@ _JOINER = r"(?:[ \t]*(?:\+|\.\.?|&)[ \t]*(?:\\?\r?\n[ \t]*)?|[ \t]*\\?\r?\n[ \t]
 nothing (`""` is an empty string, `'O''Brien'` an escaped quote)."""
 
 
-class StringConcatRule:
-    """Finds secrets in string literals joined by code; candidates carry the inner rules' ids.
-
-    Sits after the plain rules, with the encodings: it rescans text with the same chain.
-    """
+class StringConcatRule(JoinedPiecesRule):
+    """Finds secrets in string literals joined by code; candidates carry the inner rules' ids."""
 
     rule_id = "string_concat"
-    reports = False
-    """Its candidates carry the inner rules' ids; `string_concat` itself is never reported."""
     description = "secrets split over string literals that code joins, under their own ids"
     trigger = rf"[\"']{_JOINER}[\"']"
     """Minimal on purpose: counted runs here multiply the gate's states on dense text."""
-    pii = False
 
     def __init__(self, priority: int) -> None:
-        self.priority = priority
+        super().__init__(priority)
         self._regex = compile_pattern(rf"{_LITERAL}(?:{_JOINER}{_LITERAL})+")
         self._piece = compile_pattern(_LITERAL)
 
@@ -55,14 +50,8 @@ class StringConcatRule:
             pieces = _pieces(self._piece, text, start, end)
             if len(pieces) < 2:
                 continue
-            joined = "".join(text[a:b] for a, b in pieces)
-            ends, at = [], 0  # joined offsets where each piece ends
-            for a, b in pieces:
-                at += b - a
-                ends.append(at)
-            for s, e, priority, rule_id in view.scanner.scan(
-                joined, depth=view.depth + 1, pii=False
-            ):
+            ends, inner = scan_joined(view, pieces)  # joined offsets where each piece ends
+            for s, e, priority, rule_id in inner:
                 first = next(k for k, stop in enumerate(ends) if s < stop)
                 if e not in ends or ends.index(e) <= first:
                     continue  # within one piece (the plain scan has it), or ends mid-piece

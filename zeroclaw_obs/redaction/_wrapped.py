@@ -19,6 +19,7 @@ compare, so the second must look like a piece of a generated token (digits and l
 
 from __future__ import annotations
 
+from ._joined import JoinedPiecesRule, scan_joined
 from ._scanner import Candidate, View, compile_pattern
 
 __all__ = ["WrappedTokenRule"]
@@ -26,22 +27,16 @@ __all__ = ["WrappedTokenRule"]
 _TOKEN = "A-Za-z0-9+/=_.~-"
 
 
-class WrappedTokenRule:
-    """Finds secrets in tokens wrapped over lines; candidates carry the inner rules' ids.
-
-    Sits after the plain rules, with the encodings: it rescans text with the same chain.
-    """
+class WrappedTokenRule(JoinedPiecesRule):
+    """Finds secrets in tokens wrapped over lines; candidates carry the inner rules' ids."""
 
     rule_id = "wrapped_token"
-    reports = False
-    """Its candidates carry the inner rules' ids; `wrapped_token` itself is never reported."""
     description = "secrets in tokens wrapped over lines at a fixed width, under their own ids"
     trigger = rf"[A-Za-z0-9]\r?\n[{_TOKEN}]"
     """Minimal on purpose: counted runs here multiply the gate's states on dense text."""
-    pii = False
 
     def __init__(self, priority: int) -> None:
-        self.priority = priority
+        super().__init__(priority)
         # Whole lines of token characters, then possibly one line that starts with the
         # token's rest and goes on after a space (a log line wrapped mid-token:
         # `…TOKEN=dop_v1_05d8` then `e5a7…c01 request_id=…`).
@@ -63,14 +58,8 @@ class WrappedTokenRule:
             lines = _block(text, line_start, start, end)
             if lines is None:
                 continue
-            joined = "".join(text[a:b] for a, b in lines)
-            breaks, at = [], 0  # joined offsets where each line ends
-            for a, b in lines:
-                at += b - a
-                breaks.append(at)
-            for s, e, priority, rule_id in view.scanner.scan(
-                joined, depth=view.depth + 1, pii=False
-            ):
+            breaks, inner = scan_joined(view, lines)  # joined offsets where each line ends
+            for s, e, priority, rule_id in inner:
                 if s >= breaks[0] or e not in breaks[1:]:
                     continue  # within the first line (the plain scan has it), or ends mid-line
                 k = breaks.index(e)
