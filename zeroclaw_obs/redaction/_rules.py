@@ -396,13 +396,12 @@ def _is_argument(value: str) -> bool:
 
 
 def _is_passphrase(value: str) -> bool:
-    """Whether `value` is a generated passphrase: three or more lower-case words of 3+
-    letters joined by one separator, with a number (`ember.meadow.granite.50`,
-    `cinder_glacier_quartz_20`). A path or a host has other separators or no number."""
-    separator = next((c for c in "-_." if c in value), "")
-    if not separator:
+    """Whether `value` is a generated passphrase: three or more words of 3+ letters joined by
+    `-`, `_` or `.`, with a number (`ember.meadow.granite.50`, `cinder_glacier_quartz_20`,
+    `saffron_dune_cactus-36`). A path, a host or a slug has no number among its words."""
+    if not value.isascii() or not any(c in value for c in "-_."):
         return False
-    parts = value.split(separator)
+    parts = value.replace("_", "-").replace(".", "-").split("-")
     words = [p for p in parts if p.isalpha()]
     numbers = [p for p in parts if p.isdigit()]
     return (
@@ -433,7 +432,8 @@ def _login_pair_spec() -> Spec:
         "admin / …`, `creds: deploy/…`, `creds for the portal are ana:…`): the password, when "
         "it is credential-shaped",
         r"(?i)(?:^|[^A-Za-z0-9_])(?:log(?:ging)?[ \t-]?in|sign(?:ing)?[ \t-]?in|creds?"
-        r"|credentials)[:,]?(?:[ \t]+[A-Za-z']{1,12}){0,6}?[ \t]+[A-Za-z0-9._@+-]{1,64}"
+        r"|credentials)[:,]?(?:[ \t]+[A-Za-z'][A-Za-z0-9'._-]{0,24}){0,6}?"
+        r"[ \t]+[A-Za-z0-9._@+-]{1,64}"
         r"(?:[ \t]*/[ \t]*|:)[\"'`]?([^\s\"'`]{8,})",
         r"(?i:log(?:ging)?[ \t-]?in|sign(?:ing)?[ \t-]?in|creds?|credentials)[:,]?[ \t]",
         check=_credential_shaped,

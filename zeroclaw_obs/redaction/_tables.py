@@ -232,7 +232,10 @@ class SecretColumnRule(_ColumnRule):
 
     rule_id = "key_value"
     description = "values in table columns named by a sensitive key (CSV/TSV, Markdown, SQL)"
-    _labels = r"passw(?:or)?d|pwd|secret|token|api[ _-]?key|credentials?|passphrase"
+    _labels = (
+        r"passw(?:or)?d|pwd|secret|token|credentials?|passphrase"
+        r"|(?:api|secret|private|access|signing|master|account)[ _-]?key"
+    )
     _quotes_sql = "'\""
     _names_only = True
     trigger = (

@@ -37,6 +37,7 @@ from . import providers  # noqa: F401
 from . import generic  # noqa: F401
 from . import encoded  # noqa: F401
 from . import pii  # noqa: F401
+from . import families  # noqa: F401
 from . import lookalikes  # noqa: F401
 
 # isort: on
