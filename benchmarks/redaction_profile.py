@@ -60,8 +60,8 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
 
     rules = scanner._rules
     scanner._rules = tuple(Timed(rule) for rule in rules)
-    gate = scanner._gate_match
-    scanner._gate_match = timed("gate", gate)
+    gate = scanner.gate
+    scanner.gate = timed("gate", gate)
     saved = (_redactor.fold, _redactor._splice, redactor._json)
     _redactor.fold = timed("fold", _redactor.fold)
     _redactor._splice = timed("splice", _redactor._splice)
@@ -101,7 +101,7 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
         _redactor.fold, _redactor._splice, redactor._json = saved
         for name, original in originals.items():
             setattr(Redactor, name, original)
-        scanner._gate_match = gate
+        scanner.gate = gate
         scanner._rules = rules
     return spent
 

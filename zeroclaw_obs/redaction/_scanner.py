@@ -89,11 +89,10 @@ cache over and over (measured: 2–3× slower on a dense mix at 64 MiB). RE2 all
 as it meets them, so the budget is a ceiling, not what a clean payload costs."""
 _GATE_SET_SIZE = 5
 """Context triggers per gate set (see `_gate`)."""
-_SURELY_TRIGGERED = 256
-"""Texts of at least this many bytes go straight to the gate's sets (see `_gate`): in both
-benchmark mixes every one of them held a trigger (clean mix: 162 of 18,224 records, all
-triggered; dense mix: 1,904 of 1,907), so asking whether any trigger matches would only add
-a pass over the text."""
+_LONG = 256
+"""Texts of at least this many bytes meet the gate's split sets, shorter ones the one set of
+every trigger (see `_gate`). In the benchmark mixes clean log lines average ~110 bytes and
+dense tool results ~1 KB."""
 
 
 def compile_pattern(pattern: str) -> Any:
@@ -281,7 +280,7 @@ class Scanner:
     thread-safe and the scanner holds no per-call state).
     """
 
-    __slots__ = ("_allow", "_allow_patterns", "_clip", "_gate_match", "_protect", "_rules")
+    __slots__ = ("_allow", "_allow_patterns", "_clip", "_protect", "_rules", "gate")
 
     def __init__(
         self,
@@ -292,7 +291,10 @@ class Scanner:
         clip_below: int = 0,
         formats: int = 0,
     ) -> None:
-        """Compile the gate over `rules` (in chain order).
+        """Compile the gate over `rules` (in chain order): `gate(data)` lists the chain
+        indices of the rules whose triggers `data` (UTF-8) holds, empty when no rule can
+        match there (an attribute, not a method: clean text costs one call). A caller that
+        gates first hands the result to `scan`.
 
         Args:
             clip_below: rules with a lower priority identify a secret by its own format (a
@@ -311,7 +313,7 @@ class Scanner:
         self._protect = compile_pattern(_MARKER_OR_RECEIPT)
         triggers = {i: rule.trigger for i, rule in enumerate(self._rules)}
         triggers[len(self._rules)] = _MARKER_TRIGGER  # a literal too: it joins the formats
-        self._gate_match = _gate(
+        self.gate = _gate(
             triggers,
             literal={i for i in triggers if i < formats or i == len(self._rules)},
             alone={i for i, rule in enumerate(self._rules) if getattr(rule, "gated_alone", False)},
@@ -321,11 +323,6 @@ class Scanner:
     def rules(self) -> tuple[Rule, ...]:
         """The rules in chain order."""
         return self._rules
-
-    def gate(self, data: bytes) -> list[int]:
-        """The chain indices of the rules whose triggers `data` (UTF-8) holds; empty when no
-        rule can match there. A caller that gates first hands the result to `scan`."""
-        return self._gate_match(data)
 
     def scan(
         self,
@@ -409,51 +406,47 @@ def _gate(
     """The gate over `triggers` (chain index → trigger): a function listing the indices of
     those that match `data`, in no particular order.
 
-    Why not one `re2.Set` of every trigger: a DFA's state is the set of places the text may
-    have reached in *each* trigger at once, so context triggers (credential words followed
-    by a separator run, digit shapes, character runs) multiply each other's states. On
-    secret-dense text that one automaton met new states at almost every byte and built each
-    (measured on ~1 KB dense records the redactor had not seen: ~170 µs a record in the
-    gate, against ~12 µs on records it had seen). So the triggers go in several sets: the
-    literal prefixes of the formats (`literal`), which barely grow an automaton, in one, and
-    the other triggers in chain order, `_GATE_SET_SIZE` a set (the sets then cost ~6× less
-    on unseen dense records, and the whole gate ~65 µs a record).
+    Why not one `re2.Set` of every trigger for every text: a DFA's state is the set of places
+    the text may have reached in *each* trigger at once, so context triggers (credential
+    words followed by a separator run, digit shapes, character runs) multiply each other's
+    states. On secret-dense text that one automaton met new states at almost every byte and
+    built each (measured on ~1 KB dense records the redactor had not seen: ~180 µs a record
+    in the gate, against ~12 µs on records it had seen). So for a long text (`_LONG`) the
+    triggers go in several sets: the literal prefixes of the formats (`literal`), which
+    barely grow an automaton, in one, and the other triggers in chain order,
+    `_GATE_SET_SIZE` a set (~50 µs a record on the same unseen dense records).
+
+    A short text, most of what the gate sees (log lines), is still read by the one set of
+    every trigger: over a short text few states are new, and one call costs less than a
+    pass per set (clean mix, steady state: ~0.8 µs a record, against ~1.3 µs for the split
+    sets behind a leftmost-first any-trigger regexp).
 
     A trigger in `alone` (a long counted run, which multiplies any set's states, measured
     3–4× the whole set on dense text) has its own search, a regexp that stops at its first
     match (a one-pattern set would read on to the end of the text).
 
-    Clean text, most of what the gate sees, must not pay a pass per set: one leftmost-first
-    regexp of the set triggers answers first whether any matches at all, and stops at the
-    first match it finds); only text where one matches meets the sets. (With the `alone`
-    triggers in it too, it cost clean text more than their own search.) A long text skips
-    that question (`_SURELY_TRIGGERED`): it nearly always holds a trigger, and on an unseen
-    dense record the question cost ~15% of the gate. Every split gives exactly the one set's
-    answer: a set reports every pattern that matches anywhere in the text, whichever set
-    holds it.
+    Every split gives exactly the one set's answer: a set reports every pattern that
+    matches anywhere in the text, whichever set holds it.
     """
     in_sets = [i for i in triggers if i not in alone]
     shared = [i for i in in_sets if i in literal]
     rest = [i for i in in_sets if i not in literal]
     groups = [shared] if shared else []
     groups += [rest[i : i + _GATE_SET_SIZE] for i in range(0, len(rest), _GATE_SET_SIZE)]
-    sets = [(tuple(group), _set_match([triggers[i] for i in group])) for group in groups]
+    whole, order = _set_match([triggers[i] for i in in_sets]), tuple(in_sets)
+    split = [(tuple(g), _set_match([triggers[i] for i in g])) for g in groups]
     searches = tuple((i, _first_match(compile_pattern(triggers[i]))) for i in alone)
-    anywhere = None
-    if len(sets) > 1:
-        try:
-            anywhere = _first_match(
-                re2.compile("|".join(f"(?:{triggers[i]})" for i in in_sets), _GATE_OPTIONS)
-            )
-        except re2.error:  # triggers that cannot be combined (an operator's): sets only
-            anywhere = None
 
     def gate(data: bytes) -> list[int]:
-        hits: list[int] = []
-        if anywhere is None or len(data) >= _SURELY_TRIGGERED or anywhere(data):
-            for indices, found in sets:
-                for i in found(data):
-                    hits.append(indices[i])
+        if len(data) < _LONG or len(split) <= 1:
+            found = whole(data)
+            hits = [order[i] for i in found] if found else []
+        else:
+            hits = []
+            for indices, match in split:
+                found = match(data)
+                if found:
+                    hits += [indices[i] for i in found]
         for index, search in searches:
             if search(data):
                 hits.append(index)
