@@ -297,7 +297,9 @@ class LineWriter:
         level: int = logging.INFO,
         clean_text: CleanTextCache | None = None,
     ) -> None:
-        processors = build_processors(redactor, clean_text=clean_text)
+        self._redacting = RedactingProcessor(redactor, clean_text=clean_text, runtime_ids=True)
+        self._serialize = _json_encoder(self._redacting.render_fallback)
+        processors = [*_pre_render(self._redacting), _json(self._redacting)]
         self._steps = tuple(processors[:-1])
         self._renderer = processors[-1]
         self._out = BufferedWriteLogger(stream)
@@ -325,6 +327,20 @@ class LineWriter:
         except structlog.DropEvent:
             return None
         return line
+
+    def render_own(self, level: int, event: str, fields: dict[str, Any]) -> str | None:
+        """`render` for the runtime's own lines (`LogObserver`'s: plain fields, a float
+        `timestamp`, no exception): the same steps called straight, without the two that
+        would find nothing to do (`format_exc_info`, the `timestamp` type check)."""
+        if level < self._level:
+            return None
+        name = _LEVEL_NAMES.get(level) or logging.getLevelName(level).lower()
+        fields["event"] = event
+        fields["level"] = name  # add_log_level
+        record = self._redacting(self._out, name, fields)
+        when = record.get("timestamp")
+        record["timestamp"] = iso_utc(when if type(when) is float else time.time())
+        return self._serialize(record)
 
     def write(self, lines: list[str], *, urgent: bool = False) -> None:
         """Write rendered lines in one go; `urgent` flushes at once (a warning or worse)."""
@@ -483,18 +499,27 @@ class QueuedLogger:
 
     def _render_and_write(self, writer: LineWriter, batch: list[_Queued]) -> None:
         """Every line of the batch rendered, then written in one go."""
-        render = writer.render
+        render, render_own = writer.render, writer.render_own
         rendered: list[str] = []
         urgent = False
-        for level, event, fields in self._lines_of(batch):
-            try:
-                line = render(level, event, fields)
-            except Exception:
-                self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
-                continue
-            if line is not None:
-                rendered.append(line)
-                urgent = urgent or level >= logging.WARNING
+        for first, second, third in batch:
+            # A queued line through the whole chain; an observer's lines straight.
+            own = type(first) is not int
+            for level, event, fields in second(*third) if own else ((first, second, third),):
+                if level < self._level:
+                    continue
+                try:
+                    if own:
+                        fields["timestamp"] = first
+                        line = render_own(level, event, fields)
+                    else:
+                        line = render(level, event, fields)
+                except Exception:
+                    self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
+                    continue
+                if line is not None:
+                    rendered.append(line)
+                    urgent = urgent or level >= logging.WARNING
         try:
             writer.write(rendered, urgent=urgent)
         except Exception:
