@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
+from zeroclaw_obs.observability.trace_tree import MAX_PENDING, TraceTreeObserver
 
 from ..builders import PlayedProvider, answer, build, call, http
 from ..conftest import make_replay
@@ -54,3 +54,24 @@ class TestDelegatedTurns:
         assert lines[nested].startswith("    invoke_agent researcher ")
         assert lines[nested].endswith("delegated by lead")
         assert any(line.startswith("    ") and "execute_tool echo" in line for line in lines)
+
+
+class TestQueuedEvents:
+    async def test_a_long_turn_is_drawn_whole(self):
+        """The turn only queues what the tree draws; more than `MAX_PENDING` events are
+        applied as they pile up, the rest when drawn: every call has its line, in order."""
+        tree = TraceTreeObserver()
+        calls = MAX_PENDING + 44
+        data = {
+            "user": "go",
+            "config": {"approval": {"autonomy": "full"}, "max_tool_iterations": 2},
+            "tools": [{"name": "echo", "responses": [{"default": {"output": "e"}}]}],
+            "responses": [
+                {"tool_calls": [call("echo", f"c{i}", q=str(i)) for i in range(calls)]},
+                {"text": "done"},
+            ],
+        }
+        await make_replay(data, observer=tree).run()
+        lines = [line for line in tree.render().splitlines() if "execute_tool echo" in line]
+        assert calls == len(lines)
+        assert tree.render().splitlines()[0].startswith("invoke_agent ")

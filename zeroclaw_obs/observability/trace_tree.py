@@ -21,6 +21,8 @@ line is passed through `_terminal.printable`: terminal and bidi controls show as
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +43,8 @@ from .events import (
 __all__ = ["TraceTreeObserver"]
 
 MAX_TURNS = 64
+MAX_PENDING = 256
+"""Events queued before they are applied even though nobody draws the tree yet."""
 
 ToolFacts = tuple[str, float, str, bool, int, int]
 """A tool call's line before it is drawn: tool, seconds, outcome, receipt, redactions, chars
@@ -71,7 +75,12 @@ class _Turn:
 
 
 class TraceTreeObserver:
-    """Collects turns from observer events; `render()` draws them. Never raises."""
+    """Collects turns from observer events; `render()` draws them. Never raises.
+
+    The turn's path only queues each event the tree draws with its ids (one append); they are
+    applied, in order and in one go, when the tree is drawn or when `MAX_PENDING` wait (the
+    events hold their payloads: a memory bound).
+    """
 
     def __init__(self) -> None:
         self._turns: dict[str, _Turn] = {}
@@ -84,6 +93,9 @@ class TraceTreeObserver:
             LoopDetection: self._on_loop_detection,
             AgentEnd: self._on_agent_end,
         }
+        self._drawn = (AgentStart, *self._handlers)
+        self._pending: deque[tuple[ObserverEvent, EventIds]] = deque()
+        self._applying = threading.Lock()
 
     def on_event(self, event: ObserverEvent) -> None:
         """Draw `event` (without the trace id: that comes with `record`)."""
@@ -91,10 +103,22 @@ class TraceTreeObserver:
 
     def record(self, event: ObserverEvent, ids: EventIds) -> None:
         """Draw `event`; the turn's header shows the trace id in `ids` (the chain's span step)."""
-        try:
-            self._record(event, ids)
-        except Exception:  # a view must never break a turn
-            return
+        if type(event) in self._drawn:
+            pending = self._pending
+            pending.append((event, ids))  # events are frozen, ids are strings
+            if len(pending) >= MAX_PENDING:
+                self._apply()
+
+    def _apply(self) -> None:
+        """Apply the queued events, in order (one thread at a time)."""
+        with self._applying:
+            pending = self._pending
+            while pending:
+                event, ids = pending.popleft()
+                try:
+                    self._record(event, ids)
+                except Exception:  # a view must never break a turn
+                    continue
 
     def _record(self, event: ObserverEvent, ids: EventIds) -> None:
         turn_id = event.correlation.turn_id
@@ -165,6 +189,7 @@ class TraceTreeObserver:
         By default the latest top-level turn, followed (indented) by the sub-agent turns it
         delegated, which started after it.
         """
+        self._apply()
         if not self._turns:
             return ""
         if turn_id:
