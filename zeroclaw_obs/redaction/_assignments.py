@@ -23,6 +23,7 @@ of them look only at the value and a bounded window around it (linear in the can
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 
 from ._scanner import LOOK_INSIDE, Check, Hit, compile_pattern
@@ -50,10 +51,13 @@ _BLOCK_SCALARS = frozenset(
     if not (b and d)
 )
 """YAML block scalar indicators: `|`, `>-`, `|+`, with an indentation digit before or after."""
-_NOT_A_VALUE = compile_pattern(
-    r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}:|--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|[A-Za-z0-9_\-]{1,8}(?:\.\.\.|…)"
+_NOT_A_VALUE = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}:|--?[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,6}"
+    r"|[A-Za-z0-9_\-]{1,8}(?:\.\.\.|…)"
 )
-"""Values that are no value: a label or nested key (`token: Authorization: Bearer …`,
+"""Values that are no value (Python `re`, bounded and anchored: a value longer than 72
+characters is not tried, so this is linear; on a short value a call into it costs less than
+one into RE2): a label or nested key (`token: Authorization: Bearer …`,
 `secret: valueFrom.secretKeyRef.name: …`), a command-line flag (`--password-stdin`), a
 prefix then an ellipsis (`sk-...`, `ghp_…`: documentation eliding a key)."""
 _FETCH_MODES = frozenset({"include", "same-origin", "omit"})
@@ -148,7 +152,7 @@ def _refused(hit: Hit, head: str, value: str, labels: bool) -> bool:
         return True  # a scheme word alone: its token was already replaced
     if key is not None and key[-6:].lower() == "cookie" and ":" in head:
         return True  # a cookie header: `CookieHeaderRule` reads its pairs one by one
-    if _NOT_A_VALUE.fullmatch(value) is not None:
+    if len(value) <= 72 and _NOT_A_VALUE.fullmatch(value) is not None:
         return True  # `Authorization:`, `--password-stdin`, `sk-...`: a label, a flag, an elision
     if value in _FETCH_MODES and key is not None and key.lower().endswith("credentials"):
         return True  # `fetch(url, {credentials: "include"})`: the Fetch API's mode

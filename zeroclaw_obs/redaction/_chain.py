@@ -28,7 +28,7 @@ from ._providers import provider_specs
 from ._rules import context_specs, credential_file_specs, generic_spec, prose_specs, sql_specs
 from ._scanner import Rule, Spec, compile_pattern
 from ._structured import MAX_DEPTH, MAX_DEPTH_RULE_ID, SENSITIVE_KEY_RULE_ID
-from ._tables import PhoneColumnRule, SecretColumnRule, SsnColumnRule
+from ._tables import PiiColumnRule, SecretColumnRule
 from ._tokens import token_specs
 from ._wrapped import WrappedTokenRule
 
@@ -96,8 +96,7 @@ def build_chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -
     rules.append(StringConcatRule(len(rules)))
     if pii:
         rules.extend(PatternRule(spec, len(rules) + i) for i, spec in enumerate(pii_specs()))
-        rules.append(PhoneColumnRule(len(rules)))
-        rules.append(SsnColumnRule(len(rules)))
+        rules.append(PiiColumnRule(len(rules)))
     return rules
 
 

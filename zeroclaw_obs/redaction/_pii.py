@@ -17,7 +17,7 @@ number from a match.
 
 from __future__ import annotations
 
-from ._scanner import Check, Hit, Spec
+from ._scanner import Check, Hit, Spec, compile_pattern
 from ._validators import card_span, iban_span, is_ipv4, is_ipv6, is_phone, is_ssn
 
 __all__ = ["pii_specs"]
@@ -78,19 +78,15 @@ def _ssn(hit: Hit) -> tuple[int, int] | None:
 
 def _phone(hit: Hit) -> tuple[int, int] | None:
     value = hit.text[hit.start : hit.end]
-    # Only the labelled form (`phone: …`) starts more than one character before its number.
-    context = hit.start - hit.match_start > 1
+    # Only the labelled forms (`phone: …`, a signature's `T …`) start more than one character
+    # before their number; a national format is as good as a label.
+    context = hit.start - hit.match_start > 1 or _NATIONAL.fullmatch(value) is not None
     if _runs_on(hit.text, hit.end, "-.") or not is_phone(value, context=context):
         return None
     return hit.start, hit.end
 
 
-def _national_phone(hit: Hit) -> tuple[int, int] | None:
-    """A number in a national format, or after a signature label: read as labelled."""
-    value = hit.text[hit.start : hit.end]
-    if _runs_on(hit.text, hit.end, "-.,/") or not is_phone(value, context=True):
-        return None
-    return hit.start, hit.end
+_NATIONAL = compile_pattern(r"0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}|07[0-9]{3} ?[0-9]{6}")
 
 
 def _ip(hit: Hit) -> tuple[int, int] | None:
@@ -164,31 +160,25 @@ def pii_specs() -> list[Spec]:
         ),
         _pii(
             "phone_number",
-            "phone numbers: +international, North-American (555) 123-4567 forms, or any "
-            "digits after a phone/tel/mobile label",
+            "phone numbers: +international, North-American (555) 123-4567 forms, national "
+            "formats of their own (France 06 12 34 56 78, UK mobiles 07700 900123), or any "
+            "digits after a phone/tel/mobile label or a signature's T/M/Tel. label",
             r"(?:^|[^0-9A-Za-z+])(\+[1-9][0-9 ().-]{6,22}[0-9])"
             r"|(?:^|[^0-9A-Za-z.+-])((?:1[ .-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-])"
             r"[0-9]{3}[ .-][0-9]{4})"
             r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|telephone|fax|whatsapp)"
             r"(?i:[ _-]?(?:no\.?|number|num|#))?[\"']?[ \t]*[:=#]?[ \t]*[\"']?"
-            r"(\+?[0-9][0-9 ().-]{5,20}[0-9])",
-            r"\+[1-9][0-9 ().-]{6}|[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3}"
-            r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|fax|whatsapp)[^A-Za-z0-9\r\n]"
-            r"[^0-9\r\n]{0,30}[0-9]",
-            _phone,
-            groups=3,
-        ),
-        _pii(
-            "phone_number",
-            "national phone numbers in formats of their own (France `06 12 34 56 78`, UK "
-            "mobiles `07700 900123`), and numbers after a signature's `T`/`M`/`Tel.` label",
-            r"(?:^|[^0-9A-Za-z+.,/-])(0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
+            r"(\+?[0-9][0-9 ().-]{5,20}[0-9])"
+            r"|(?:^|[^0-9A-Za-z+.,/-])(0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
             r"|07[0-9]{3} ?[0-9]{6})"
             r"|(?m)^[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+(\+?[0-9][0-9 ().-]{5,20}[0-9])",
-            r"0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9]"
+            r"\+[1-9][0-9 ().-]{6}|[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3}"
+            r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|fax|whatsapp)[^A-Za-z0-9\r\n]"
+            r"[^0-9\r\n]{0,30}[0-9]"
+            r"|0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9]"
             r"|(?:^|\n)[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+[0-9(+]",
-            _national_phone,
-            groups=2,
+            _phone,
+            groups=5,
         ),
         _pii(
             "ip_address",

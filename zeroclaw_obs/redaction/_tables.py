@@ -1,13 +1,17 @@
-"""Phone numbers known only by their column: CSV/TSV exports and SQL `INSERT … VALUES`.
+"""Values known by their column: CSV/TSV exports, Markdown tables and SQL `INSERT … VALUES`.
 
 A national number (`020 7946 0958`, `912 345 678`, `817/784-5377`) has no `+`, no label next
 to it and no fixed grouping, so the `phone_number` rule cannot tell it from an order number.
 In a table the label is there, once, in the header: `name,email,phone` above the rows, or
-`INSERT INTO customers (id, email, phone) VALUES (…)`. `PhoneColumnRule` reads such a header,
+`INSERT INTO customers (id, email, phone) VALUES (…)`. `PiiColumnRule` reads such a header,
 finds the columns it names as phone numbers, and checks that field of every row with the
 labelled reading of `is_phone` (7–15 digits in any grouping). The same reading serves
 structured values: a string under a key such as `phone` or `mobile_number`
 (`is_phone_key`).
+
+The same reading finds undashed SSNs in an `ssn` column (`PiiColumnRule` too) and the values
+of a column named by a sensitive key (`SecretColumnRule`: `| Service | User | Password |`,
+`name,api_token`, `INSERT INTO … (name, api_key)`).
 
 Risky part: this parses tables without a parser. Fields are split on the header's delimiter
 (`,`, `;`, tab or `|`) with double quotes honoured; a row with another number of fields ends
@@ -23,9 +27,8 @@ from ._scanner import Candidate, View, compile_pattern
 from ._validators import is_phone, is_placeholder, is_ssn
 
 __all__ = [
-    "PhoneColumnRule",
+    "PiiColumnRule",
     "SecretColumnRule",
-    "SsnColumnRule",
     "is_phone_key",
     "is_phone_value",
 ]
@@ -52,8 +55,9 @@ def is_phone_value(value: str) -> bool:
 class _ColumnRule:
     """Replaces the fields of a table's labelled columns: the reading every column rule shares.
 
-    A subclass says which column names it wants (`_wanted`), which field values it takes
-    (`_takes`), and gives the trigger and the label alternation of its header pattern.
+    A subclass says which column names it wants and under which rule id (`_wanted`), which
+    field values it takes for that id (`_takes`), and gives the trigger and the label
+    alternation of its header pattern.
     """
 
     rule_id = ""
@@ -81,10 +85,10 @@ class _ColumnRule:
             r"[ \t\r\n]*values[ \t\r\n]*"
         )
 
-    def _wanted(self, name: str) -> bool:
+    def _wanted(self, name: str) -> str | None:
         raise NotImplementedError
 
-    def _takes(self, value: str) -> bool:
+    def _takes(self, value: str, rule_id: str) -> bool:
         raise NotImplementedError
 
     def find(self, view: View) -> list[Candidate]:
@@ -102,17 +106,18 @@ class _ColumnRule:
             if spans[0][0] < done:
                 continue
             columns = list(_split(text, spans[1][0], spans[1][1], ","))
-            wanted = {i for i, (a, b) in enumerate(columns) if self._label(text[a:b])}
+            labels = (self._label(text[a:b]) for a, b in columns)
+            wanted = {i: rule_id for i, rule_id in enumerate(labels) if rule_id}
             done = spans[0][1]
             if wanted:
                 done = self._tuples(text, done, len(columns), wanted, found)
         return found
 
-    def _label(self, name: str) -> bool:
-        """Whether a raw column name is short and one this rule wants."""
+    def _label(self, name: str) -> str | None:
+        """The rule id of a raw column name that is short and one this rule wants."""
         name = name.strip(" \t\"'`[]*")
         if not name or len(name) > _NAME_LIMIT:
-            return False  # a longer field in a header-like line is prose
+            return None  # a longer field in a header-like line is prose
         return self._wanted(name)
 
     def _rows(self, text: str, start: int, end: int, found: list[Candidate]) -> int:
@@ -122,7 +127,8 @@ class _ColumnRule:
         if header.count(delimiter) == 0:
             return end
         names = [text[a:b] for a, b in _split(text, start, start + len(header), delimiter)]
-        wanted = {i for i, name in enumerate(names) if self._label(name)}
+        labels = (self._label(name) for name in names)
+        wanted = {i: rule_id for i, rule_id in enumerate(labels) if rule_id}
         if not wanted or (self._names_only and not all(map(_is_column_name, names))):
             return end
         at = end + 1
@@ -133,15 +139,15 @@ class _ColumnRule:
             fields = list(_split(text, at, line_end, delimiter))
             if len(fields) != len(names):
                 return at
-            for i in wanted:
+            for i, rule_id in wanted.items():
                 span = _unquoted(text, *fields[i])
-                if self._takes(text[span[0] : span[1]]):
-                    found.append((span[0], span[1], self.priority, self.rule_id))
+                if self._takes(text[span[0] : span[1]], rule_id):
+                    found.append((span[0], span[1], self.priority, rule_id))
             at = stop + 1
         return len(text)
 
     def _tuples(
-        self, text: str, at: int, width: int, wanted: set[int], found: list[Candidate]
+        self, text: str, at: int, width: int, wanted: dict[int, str], found: list[Candidate]
     ) -> int:
         """Read `(…), (…)` after `VALUES`; returns where reading stopped."""
         size = len(text)
@@ -151,73 +157,61 @@ class _ColumnRule:
                 return size
             fields = list(_split(text, at + 1, close, ","))
             if len(fields) == width:
-                for i in wanted:
+                for i, rule_id in wanted.items():
                     a, b = _unquoted(text, *fields[i], quotes=self._quotes_sql)
-                    if self._takes(text[a:b]):
-                        found.append((a, b, self.priority, self.rule_id))
+                    if self._takes(text[a:b], rule_id):
+                        found.append((a, b, self.priority, rule_id))
             at = close + 1
             while at < size and text[at] in " \t\r\n,":
                 at += 1
         return at
 
 
-class PhoneColumnRule(_ColumnRule):
-    """Replaces the phone numbers of a table's phone columns (`phone_number`).
+_SSN_LABELS = r"ssn|social[ _-]?security(?:[ _-]?(?:number|no|num))?"
+_SSN_NAMES = frozenset({"ssn", "social_security", "social_security_number"})
+_SSN_NAMES |= {"social_security_no", "social_security_num", "us_ssn"}
+_SSN_CHARS = frozenset("0123456789- ")
 
-    A personal-data rule: it runs with the others, last, and not when personal data is off.
+
+class PiiColumnRule(_ColumnRule):
+    """Replaces the phone numbers of a table's phone columns (`phone_number`) and the SSNs of
+    its SSN columns (`us_ssn`): one rule, so the gate holds one trigger for both.
+
+    Undashed, an SSN is nine digits like any other number; in a column named `ssn` it is one
+    (checked with `is_ssn`: never-issued areas, groups and serials are refused). A
+    personal-data rule: it runs with the others, last, and not when personal data is off.
     """
 
     rule_id = "phone_number"
-    description = "phone numbers in table columns labelled as phones (CSV/TSV, SQL INSERT)"
+    description = (
+        "phone numbers and US social security numbers in table columns labelled as such "
+        "(CSV/TSV, SQL INSERT)"
+    )
     trigger = (
         rf"(?i:{_LABELS})(?:[ _-]?(?i:number|num|no))?[\"'`]?[ \t]*[,;\t|)\r\n]"
         rf"|(?:^|[\r\n,;\t|(])[ \t]*[\"'`]?(?i:{_LABELS})"
+        rf"|(?i:{_SSN_LABELS})[\"'`]?[ \t]*[,;\t|)\r\n]"
     )
     """A label beside a delimiter: a column name, not a word in prose. Literal shapes only:
     a run of letters before the label (`work_phone`) multiplies the gate's states on text
     full of commas (measured: the whole gate 40% slower on the dense mix)."""
     pii = True
-    _labels = rf"(?:{_LABELS})(?:[ _-]?(?:number|num|no))?"
+    _labels = rf"(?:{_LABELS})(?:[ _-]?(?:number|num|no))?|{_SSN_LABELS}"
 
-    def _wanted(self, name: str) -> bool:
+    def _wanted(self, name: str) -> str | None:
+        key = fold_key(name)
+        if key in _SSN_NAMES or key.endswith("_ssn"):
+            return "us_ssn"
         low = name.lower()
         if not any(word in low for word in _PHONE_WORDS):
-            return False
-        return not _PHONE_WORDS.isdisjoint(fold_key(name).split("_"))
+            return None
+        return None if _PHONE_WORDS.isdisjoint(key.split("_")) else "phone_number"
 
-    def _takes(self, value: str) -> bool:
-        return is_phone_value(value)
-
-
-_SSN_LABELS = r"ssn|social[ _-]?security(?:[ _-]?(?:number|no|num))?"
-_SSN_NAMES = frozenset({"ssn", "social_security", "social_security_number"})
-_SSN_NAMES |= {"social_security_no", "social_security_num", "us_ssn"}
-
-
-class SsnColumnRule(_ColumnRule):
-    """Replaces US social security numbers in a column labelled as one (`us_ssn`).
-
-    Undashed, an SSN is nine digits like any other number; in a column named `ssn` it is one
-    (checked with `is_ssn`: never-issued areas, groups and serials are refused).
-    """
-
-    rule_id = "us_ssn"
-    description = "US social security numbers in table columns labelled ssn (CSV/TSV, SQL)"
-    trigger = rf"(?i:{_SSN_LABELS})[\"'`]?[ \t]*[,;\t|)\r\n]"
-    _header_leading = False
-    pii = True
-    _labels = _SSN_LABELS
-
-    def _wanted(self, name: str) -> bool:
-        key = fold_key(name)
-        return key in _SSN_NAMES or key.endswith("_ssn")
-
-    def _takes(self, value: str) -> bool:
+    def _takes(self, value: str, rule_id: str) -> bool:
+        if rule_id == "phone_number":
+            return is_phone_value(value)
         value = value.strip()
         return 9 <= len(value) <= 11 and _SSN_CHARS.issuperset(value) and is_ssn(value)
-
-
-_SSN_CHARS = frozenset("0123456789- ")
 
 
 class SecretColumnRule(_ColumnRule):
@@ -251,11 +245,11 @@ class SecretColumnRule(_ColumnRule):
         super().__init__(priority)
         self._sensitive = sensitive
 
-    def _wanted(self, name: str) -> bool:
+    def _wanted(self, name: str) -> str | None:
         # a column name, not a phrase (`Enter your password, then …` is prose)
-        return name.count(" ") <= 1 and name in self._sensitive
+        return self.rule_id if name.count(" ") <= 1 and name in self._sensitive else None
 
-    def _takes(self, value: str) -> bool:
+    def _takes(self, value: str, rule_id: str) -> bool:
         value = value.strip()
         if len(value) < 6 or len(value) > 512 or value[0] in "$<{%[(":
             return False
