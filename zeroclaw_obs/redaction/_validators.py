@@ -113,7 +113,17 @@ def luhn_ok(digits: str) -> bool:
 # timestamps, order numbers and ids, never cards.
 _CARD_PREFIXES = ("4", "51", "52", "53", "54", "55", "22", "23", "24", "25", "26", "27")
 _CARD_PREFIXES += ("34", "37", "30", "36", "38", "39", "35", "6", "50", "56", "57", "58")
-_CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 3)}
+_CARD_GROUPS = {
+    (4, 4, 4, 4),
+    (4, 4, 4, 4, 3),
+    (4, 6, 5),
+    (4, 6, 4),
+    (4, 4, 4, 1),
+    (4, 4, 4, 2),
+    (4, 4, 4, 3),
+}
+"""Card groupings: 16 in fours, 19, Amex 4-6-5, Diners 4-6-4, and 13, 14 (Diners as payment
+forms group every number: in fours) and 15 digits in fours with a short last group."""
 
 
 def card_span(text: str, start: int, end: int) -> tuple[int, int] | None:
