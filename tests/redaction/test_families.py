@@ -880,6 +880,14 @@ LOCALIZED: list[Case] = [
     # a capitalised word before `=` is part of a quoted password, not an argument label
     ("mail:\n  password: 'Harbor=Cedar5521'\n", ("Harbor=Cedar5521",), ("mail:",)),
     ('{"password": "Maple=Ridge6612"}', ("Maple=Ridge6612",), ()),
+    # Django's secret-key alphabet has `=`: a quoted value may start with it
+    (
+        "SECRET_KEY = '=k3x@q9!v+z" + R[:20] + "'\nDEBUG = False",
+        ("=k3x@q9!v+z" + R[:20],),
+        ("DEBUG = False",),
+    ),
+    # a typed password with symbols after `=` is not an argument
+    ("user is admin, pass is qzv=_1=e~k*?T", ("qzv=_1=e~k*?T",), ("user is admin",)),
 ]
 
 SALT = "Qz7.Lm2/Rk9wXv3B"

@@ -134,7 +134,10 @@ def value_check(keys: Container[str], *, labels: bool = False) -> Check:
         head = hit.text[hit.match_start : hit.start]
         if stripped in _BLOCK_SCALARS and ":" in head:
             return _block_scalar(hit)
-        if stripped[0] in "=>" or stripped in ("$", "$$") or is_placeholder(stripped):
+        quoted = hit.text[hit.start - 1 : hit.start] in ("'", '"')
+        if (stripped[0] in "=>" and not quoted) or stripped in ("$", "$$"):
+            return None  # `==`, `=>`: an operator; a quoted value may start with `=` (Django)
+        if is_placeholder(stripped):
             return None  # `$` alone: the start of a `${VAR}` or `$(cmd)` (`$$(` in compose)
         if _refused(hit, head, stripped, labels):
             return None

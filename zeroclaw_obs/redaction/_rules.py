@@ -389,10 +389,16 @@ def _credential_shaped(hit: Hit) -> tuple[int, int] | None:
 
 
 def _is_argument(value: str) -> bool:
-    """Whether `value` is `name=value` with a lower-case identifier for a name
-    (`prompt_tokens=9099`); `Willow=Cinder9821` is one typed password."""
-    name, sep, _ = value.rstrip("=").partition("=")
-    return bool(sep) and name == name.lower() and name.replace("_", "").isalnum()
+    """Whether `value` is `name=value` with a lower-case identifier for a name and a plain
+    value (`prompt_tokens=9099`, `mode=fast`); `Willow=Cinder9821` and `cfjo=_1=e~l*?T` are
+    typed passwords."""
+    name, sep, rest = value.rstrip("=").partition("=")
+    if not sep or name != name.lower() or not name.replace("_", "").isalnum():
+        return False
+    return _PLAIN_ARGUMENT.issuperset(rest)
+
+
+_PLAIN_ARGUMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-")
 
 
 def _is_passphrase(value: str) -> bool:
