@@ -83,6 +83,23 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "argument pairs": _repeat('("password", "'),
     "escaped slashes": _repeat("\\/"),
     "escaped slashes after backslashes": _repeat("\\\\/a"),
+    # the rules of the blind-set families (issue 15)
+    "crypt prefixes": _repeat("$6$abc$"),
+    "pwdump lines": _repeat("a:1:" + "0a" * 16 + ":" + "0b" * 16 + ":::"),
+    "credential column rows": lambda n: (
+        "| user | password |\n|---|---|\n" + _repeat("| ana | Zq8Wx7Vc6B |\n")(n)
+    ),
+    "prompts naming a token": _repeat("$ get token\n"),
+    "query codes": _repeat("?code=Zq8Wx7Vc6Bn5Ml4K&"),
+    "network key lines": _repeat("wifi key "),
+    "login phrases, many words": _repeat("creds for a b c d e f "),
+    "passphrase words": _repeat("password is a-b-c-"),
+    "localized keys": _repeat("\u041f\u0430\u0440\u043e\u043b\u044c: "),
+    "base64 of digits": _repeat("MTIzNDU2"),
+    "national phone pairs": _repeat("06 12 "),
+    "signature labels": _repeat("T 0\n"),
+    "folded block scalars": _repeat("api_key: >-\n"),
+    "labels after keys": _repeat("token: a: "),
 }
 
 
