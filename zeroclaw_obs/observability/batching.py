@@ -109,6 +109,7 @@ class BoundedBatcher(Generic[T]):
         self._signal = signal
         self._health = health
         self._queue: deque[T] = deque(maxlen=max_queue_size)  # the bound
+        self._max_queue_size = max_queue_size
         self._batch_size = max_export_batch_size
         self._wake_at = wake_at or max_export_batch_size
         self._delay = schedule_delay_s
@@ -153,11 +154,12 @@ class BoundedBatcher(Generic[T]):
     def emit(self, item: T) -> None:
         """Queue one item, or drop and count it. Never blocks (beyond a short lock) or raises."""
         ready = False
+        queue = self._queue
         with self._lock:
-            accepted = not self._closing and len(self._queue) < self._queue.maxlen  # type: ignore[operator]
+            accepted = not self._closing and len(queue) < self._max_queue_size
             if accepted:
-                self._queue.append(item)
-                ready = len(self._queue) >= self._wake_at
+                queue.append(item)
+                ready = len(queue) >= self._wake_at
         if not accepted:
             self._health.increment(HealthCounter.DROPPED, self._signal)
             self._warn_dropped(self._signal.value)

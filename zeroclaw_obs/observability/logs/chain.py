@@ -445,6 +445,7 @@ class QueuedLogger:
             schedule_delay_s=schedule_delay_s,
             wake_at=half_queue(max_queue_size, max_export_batch_size),
         )
+        self._emit = self._batcher.emit
 
     def log(self, level: int, event: str, **fields: Any) -> None:
         """Queue one line (or drop and count it). Never blocks or raises."""
@@ -458,7 +459,7 @@ class QueuedLogger:
         with the time of this call: the turn pays for a tuple, the worker builds the fields.
         `args` must not change afterwards (observer events are frozen). Never blocks or
         raises; `make` must not raise either (it counts its own failures)."""
-        self._batcher.emit((time.time(), make, args))
+        self._emit((_now(), make, args))
 
     def wake(self) -> None:
         """Have the worker write what is queued now (the end of a turn), without waiting."""
@@ -526,6 +527,8 @@ class QueuedLogger:
             # A closed stream or a full disk: the batch's lines are lost, and counted.
             self._health.increment(HealthCounter.DROPPED, Signal.LOGS, len(rendered))
 
+
+_now = time.time
 
 Line = tuple[int, str, dict[str, Any]]
 """One log line before rendering: (stdlib level, event name, fields)."""

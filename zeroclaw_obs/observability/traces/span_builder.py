@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace import (
     sampling,
 )
 from opentelemetry.sdk.util.instrumentation import InstrumentationInfo, InstrumentationScope
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from ..batching import BoundedBatcher, BoundedBatchSpanProcessor, half_queue
 from ..health import Signal, TelemetryHealth
@@ -156,15 +156,18 @@ def _clean(value: Any, max_length: int | None) -> Any:
     return _REFUSED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DirectBuild:
-    """What a span built without the SDK takes from the provider, and who gets it."""
+    """What a span built without the SDK takes from the provider, and who gets it (one per
+    batch: `probe`)."""
 
     on_end: Callable[[ReadableSpan], None]
     resource: Resource
     scope: InstrumentationScope | None
     info: InstrumentationInfo | None
     limits: SpanLimits
+    _last_parent: object = None
+    _last_parent_span: SpanContext | None = None
 
     @classmethod
     def probe(cls, tracer: trace.Tracer, handoff: SpanIdHandoff | None) -> DirectBuild | None:
@@ -208,7 +211,11 @@ class DirectBuild:
         for op in record.ops:
             if not op.replay(span):
                 return None
-        parent = trace.get_current_span(record.parent).get_span_context()
+        parent = self._last_parent_span
+        if parent is None or record.parent is not self._last_parent:
+            # A turn's children share their parent context: its span read once in a row.
+            parent = trace.get_current_span(record.parent).get_span_context()
+            self._last_parent, self._last_parent_span = record.parent, parent
         return ReadableSpan(
             name=span.name,
             context=record.context,
