@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -54,6 +55,19 @@ def _no_otel_environment(monkeypatch):
     for name in list(os.environ):
         if name.startswith("OTEL_"):
             monkeypatch.delenv(name)
+
+
+def in_flush(thread: threading.Thread, code: object, timeout_s: float = 30.0) -> None:
+    """Return once `thread` runs `code` (a frame of it is on the thread's stack)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident or 0)
+        while frame is not None:
+            if frame.f_code is code:
+                return
+            frame = frame.f_back
+        time.sleep(0.005)
+    raise AssertionError("the main thread never entered the flush")
 
 
 class Blackhole:
@@ -236,6 +250,9 @@ class TestSilentCollectorLoss:
             def interrupt_once_exporting() -> None:
                 blackhole.socket.settimeout(30)
                 blackhole.connections.append(blackhole.socket.accept()[0])
+                # The exporter may have connected before the flush began (a loaded machine):
+                # the interrupt is meant for the flush, so wait until the main thread is in it.
+                in_flush(threading.main_thread(), telemetry.shutdown.__func__.__code__)
                 os.kill(os.getpid(), signal.SIGINT)
 
             threading.Thread(target=interrupt_once_exporting, daemon=True).start()
