@@ -232,6 +232,22 @@ def _table_value(check: Check) -> Check:
     return refine
 
 
+def _assignment(keys: SensitiveKeys, words: str, description: str, opening: str, bare: str) -> Spec:
+    """The `key=value` form for keys ending in one of `words` (an RE2 alternation): the head
+    up to the value's opening (`opening`, holding `_OPENING`'s group), then a `bare` value or
+    a quoted one (`HeadValueRule`)."""
+    return Spec(
+        "key_value",
+        description,
+        rf"(?i)({_KEY_CHARS}*(?:{words}){_VERSIONED}){_SEPARATOR}{opening}",
+        rf"(?i:{words}){_VERSIONED}\\*[\"']?\]?[ \t]*[:=]",
+        secret=(2,),
+        key=(1,),
+        check=value_check(keys, labels=True),
+        values=_values(bare),
+    )
+
+
 def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
     """The `key_value` text rules for these sensitive keys, in chain order."""
     words = _alternation(keys.words)
@@ -250,27 +266,20 @@ def key_value_specs(keys: SensitiveKeys) -> list[Spec]:
             check=check,
             values=_values(_TO_EOL),
         ),
-        Spec(
-            "key_value",
+        _assignment(
+            keys,
+            words,
             describe.format('`key=value`, `key: value`, `"key": "value"`, `key => value`'),
             # `<%= '…' %>`, `{{ "…" }}`: a template printing a literal (see `value_check`)
-            rf"(?i)({_KEY_CHARS}*(?:{words}){_VERSIONED}){_SEPARATOR}(?:(?:<%[=-]|\{{\{{)[ \t]*)?"
-            rf"{_OPENING}{_SCHEME}",
-            rf"(?i:{words}){_VERSIONED}\\*[\"']?\]?[ \t]*[:=]",
-            secret=(2,),
-            key=(1,),
-            check=value_check(keys, labels=True),
-            values=_values(_BLOCK_OR_PLAIN),
+            rf"(?:(?:<%[=-]|\{{\{{)[ \t]*)?{_OPENING}{_SCHEME}",
+            _BLOCK_OR_PLAIN,
         ),
-        Spec(
-            "key_value",
+        _assignment(
+            keys,
+            localized,
             describe.format("`Passwort: value`, `senha=value` (password in other languages)"),
-            rf"(?i)({_KEY_CHARS}*(?:{localized}){_VERSIONED}){_SEPARATOR}{_OPENING}",
-            rf"(?i:{localized})\\*[\"']?\]?[ \t]*[:=]",
-            secret=(2,),
-            key=(1,),
-            check=value_check(keys, labels=True),
-            values=_values(_PLAIN),
+            _OPENING,
+            _PLAIN,
         ),
         Spec(
             "key_value",
