@@ -29,6 +29,7 @@ __all__ = [
     "add_event_time",
     "build_logger",
     "build_processors",
+    "iso_utc",
     "route_stdlib_logging",
 ]
 
