@@ -156,6 +156,10 @@ class Telemetry:
     def _flush(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         flushed = True
+        if self.metrics is not None:
+            # First: applying the queued counts is local work, so no collector (a silent one,
+            # a Ctrl-C while waiting on it) can cost the process's own metrics.
+            flushed = self.metrics.shutdown(timeout_s)
         if self.span_observer is not None:
             # Pending spans are built into the provider first, then the provider exports.
             flushed = self.span_observer.shutdown(timeout_s)
@@ -164,8 +168,6 @@ class Telemetry:
         if self.log_queue is not None:
             # Spans first, then lines: both within the deadline, whatever the collector does.
             flushed = self.log_queue.shutdown(timeout_s) and flushed
-        if self.metrics is not None:
-            flushed = self.metrics.shutdown(max(deadline - time.monotonic(), 0.0)) and flushed
         if self.metrics_server is not None:
             self.metrics_server.close()
         if self.log_handler is not None:
