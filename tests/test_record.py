@@ -22,7 +22,7 @@ from zeroclaw_obs.scenario import load_scenario, parse_scenario
 from zeroclaw_obs.tools.base import ToolResult
 from zeroclaw_obs.turn.hooks import HookCall
 
-from .builders import completion
+from .builders import call, completion
 from .conftest import NoTerminal
 from .providers.wire import Reply, WireServer
 
@@ -116,15 +116,7 @@ class TestRecordThenReplay:
                 }
             },
             "responses": [
-                {
-                    "tool_calls": [
-                        {
-                            "id": "d1",
-                            "name": "delegate",
-                            "arguments": {"agent": "researcher", "task": "Oslo"},
-                        }
-                    ]
-                },
+                {"tool_calls": [call("delegate", "d1", agent="researcher", task="Oslo")]},
                 {"text": "4C in Oslo."},
             ],
         }
@@ -381,15 +373,7 @@ class TestRecordNarrowingAndSwitches:
             "tools": [{"name": "get_weather", "responses": [{"default": {"output": "4C"}}]}],
             "agents": {"helper": {"description": "Helps"}},
             "responses": [
-                {
-                    "tool_calls": [
-                        {
-                            "id": "d1",
-                            "name": "delegate",
-                            "arguments": {"agent": "helper", "task": "x"},
-                        }
-                    ]
-                },
+                {"tool_calls": [call("delegate", "d1", agent="helper", task="x")]},
                 {"text": "done"},
             ],
         }
