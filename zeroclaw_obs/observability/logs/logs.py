@@ -54,13 +54,13 @@ from .chain import (
     BufferedWriteLogger,
     Line,
     LineWriter,
-    QueuedLogger,
     RedactingProcessor,
     add_event_time,
     build_logger,
     build_processors,
     route_stdlib_logging,
 )
+from .queued import QueuedLogger
 
 __all__ = [
     "BufferedWriteLogger",
