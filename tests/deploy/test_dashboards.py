@@ -20,7 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from zeroclaw_obs.observability.chain import TelemetryChain
 from zeroclaw_obs.observability.events import EventIds
 from zeroclaw_obs.observability.health import HealthCounter, Signal, TelemetryHealth
-from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, render_metrics
+from zeroclaw_obs.observability.metrics.exposition import render_metrics
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver
 
 from ..builders import DEPLOY, WEATHER, call
 from .stack import (

@@ -19,7 +19,8 @@ from zeroclaw_obs.observability.events import (
     ToolCall,
     ToolCallStart,
 )
-from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, render_metrics
+from zeroclaw_obs.observability.metrics.exposition import render_metrics
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver
 from zeroclaw_obs.observability.observer import MultiObserver
 
 GITHUB = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lm9Nb8"

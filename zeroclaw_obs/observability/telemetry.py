@@ -30,7 +30,8 @@ from ..redaction import CleanTextCache, Redactor
 from .chain import SignalObserver, TelemetryChain
 from .health import TelemetryHealth
 from .logs.logs import LineWriter, LogObserver, QueuedLogger, route_stdlib_logging
-from .metrics.metrics import MetricsObserver, MetricsServer, render_metrics, serve_metrics
+from .metrics.exposition import MetricsServer, render_metrics, serve_metrics
+from .metrics.metrics import MetricsObserver
 from .observer import Observer
 from .progress import ProgressObserver
 from .trace_tree import TraceTreeObserver

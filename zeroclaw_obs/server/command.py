@@ -150,7 +150,7 @@ def serve_command(args: argparse.Namespace, guard: SignalGuard, phase: Any) -> i
 
 
 def _metrics(telemetry: Any, openmetrics: bool) -> bytes:
-    from ..observability.metrics.metrics import render_metrics
+    from ..observability.metrics.exposition import render_metrics
 
     return render_metrics(telemetry.registry, openmetrics=openmetrics)
 

@@ -13,13 +13,8 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from zeroclaw_obs.observability.chain import SpanStep
 from zeroclaw_obs.observability.events import EventIds
 from zeroclaw_obs.observability.health import TelemetryHealth
-from zeroclaw_obs.observability.metrics.metrics import (
-    LABEL_LIMIT,
-    HealthSource,
-    MetricsObserver,
-    render_metrics,
-    serve_metrics,
-)
+from zeroclaw_obs.observability.metrics.exposition import render_metrics, serve_metrics
+from zeroclaw_obs.observability.metrics.metrics import LABEL_LIMIT, HealthSource, MetricsObserver
 from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.redaction import Redactor
 

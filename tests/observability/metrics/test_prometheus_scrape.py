@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 from prometheus_client import CollectorRegistry
 
-from zeroclaw_obs.observability.metrics.metrics import MetricsObserver, serve_metrics
+from zeroclaw_obs.observability.metrics.exposition import serve_metrics
+from zeroclaw_obs.observability.metrics.metrics import MetricsObserver
 
 from ...builders import HashSpanIds, chained, mixed_turn
 from ...receivers import DEADLINE_S, poll, start_prometheus
