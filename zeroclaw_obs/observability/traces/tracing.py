@@ -29,7 +29,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind
 
 from ... import __version__
 from ..events import (
@@ -50,38 +50,26 @@ from ..events import (
     ToolCall,
     ToolCallStart,
     ToolProgress,
-    TurnOutcomeKind,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .attributes import (
     ROOT_EVENTS,
-    TOOL_ERROR_TYPES,
     TOOL_TYPES,
-    TURN_ERROR_TYPES,
     ContentCapture,
     approval_attributes,
     attempt_attributes,
-    chat_end_attributes,
     chat_start_attributes,
     loop_attributes,
     progress_attributes,
-    status_description,
-    tool_end_attributes,
     tool_start_attributes,
-    truncation_attributes,
-    turn_end_attributes,
     turn_start_attributes,
 )
+from .closing import UNFINISHED, chat_closing, root_closing, tool_closing
 from .deferred_spans import (
-    AddEvent,
     CurrentSpan,
     Deferred,
-    Operation,
     PendingSpan,
     RootEnd,
-    SetAttribute,
-    SetAttributes,
-    SetStatus,
     install_handoff,
 )
 from .open_spans import OpenSpans, OpenTurn
@@ -343,16 +331,7 @@ class SpanObserver:
         if turn is None:
             return  # evicted (already counted) or started before this observer was added
         self._end_unfinished(turn, event.time_ns)
-        attributes = turn_end_attributes(event, capture=self._capture)
-        status = None
-        error_type = TURN_ERROR_TYPES.get(event.outcome)
-        if event.outcome is TurnOutcomeKind.MAX_ITERATIONS and event.error is None:
-            error_type = None
-        if error_type is not None:
-            if event.outcome is TurnOutcomeKind.ERROR and turn.provider_error:
-                error_type = turn.provider_error
-            attributes["error.type"] = error_type
-            status = Status(StatusCode.ERROR, self._describe(event.error))
+        attributes, status = root_closing(event, turn.provider_error, capture=self._capture)
         # Behind the turn's children in the queue, so the root is the last span built.
         self._builder.emit(RootEnd(turn.root, event.time_ns, attributes, status))
         self._builder.wake()
@@ -361,13 +340,7 @@ class SpanObserver:
         """End children the engine never closed (a bug upstream) so the trace stays whole."""
         leftovers = [*turn.chats.values(), *(s for spans in turn.tools.values() for s, _ in spans)]
         for span in leftovers:
-            self._builder.emit(
-                span.close(
-                    end_ns,
-                    SetAttribute("error.type", "unfinished"),
-                    SetStatus(Status(StatusCode.ERROR)),
-                )
-            )
+            self._builder.emit(span.close(end_ns, *UNFINISHED))
 
     # -- provider calls --------------------------------------------------------------------
 
@@ -391,17 +364,11 @@ class SpanObserver:
             # gives the real start back.
             start_ns = event.time_ns - int(event.duration_s * 1e9)
             span = self._chat(turn, event, start_ns)
-        attributes = chat_end_attributes(event, messages=self.wants_messages)
-        if event.success:
-            closing: tuple[Operation, ...] = (SetAttributes(attributes),)
-        else:
-            error_type = event.error_type or "provider_error"
+        closing, error_type = chat_closing(
+            event, messages=self.wants_messages, capture=self._capture
+        )
+        if error_type is not None:
             turn.provider_error = error_type
-            attributes["error.type"] = error_type
-            closing = (
-                SetAttributes(attributes),
-                SetStatus(Status(StatusCode.ERROR, self._describe(event.error))),
-            )
         self._builder.emit(span.close(event.time_ns, *closing))
 
     def _provider_attempt(self, event: ProviderAttempt) -> None:
@@ -453,26 +420,12 @@ class SpanObserver:
             opened = (span, self._child_ids(span, turn))
         span, ids = opened
         # The closing attributes, status and events are made on the build worker.
-        closing = Deferred(partial(self._tool_closing, event))
+        closing = Deferred(partial(tool_closing, event, capture=self._capture))
         self._builder.emit(span.close(event.time_ns, closing))
         self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
         if ids is None or event.tool_call_id in turn.tools:
             return None
         return EventIds(turn.ids, ids)
-
-    def _tool_closing(self, event: ToolCall) -> list[Operation]:
-        """What ends a call's `execute_tool` span: its attributes, an error's type and status,
-        a truncation event. A pure function of the event (see `Deferred`)."""
-        attributes = tool_end_attributes(event, capture=self._capture)
-        closing: list[Operation] = [SetAttributes(attributes)]
-        default_error = TOOL_ERROR_TYPES.get(event.outcome)
-        if default_error is not None:
-            attributes["error.type"] = event.error_type or default_error
-            closing.append(SetStatus(Status(StatusCode.ERROR, self._describe(event.result))))
-        if event.truncated_chars:
-            truncation = truncation_attributes(event)
-            closing.append(AddEvent("zeroclaw.truncation", truncation, event.time_ns))
-        return closing
 
     def _tool_progress(self, event: ToolProgress) -> None:
         """A `zeroclaw.tool.progress` event on the call's open `execute_tool` span."""
@@ -536,9 +489,6 @@ class SpanObserver:
         if self._handoff is None or turn.ids is None:
             return None  # no ids of its own, or an unsampled turn (its children follow it)
         return turn.ids[0], format(span.context.span_id, "016x")
-
-    def _describe(self, text: str | None) -> str | None:
-        return status_description(text) if self._capture else None
 
 
 def _ids(ctx: SpanContext) -> Ids | None:
