@@ -1,5 +1,6 @@
-"""The system message at the head of the history (`turn/loop.py`, `_SystemPrompt`): the agent's
-prompt and the tool sections, and a system message the caller put there before the turn."""
+"""The system message at the head of the history (`turn/system_prompt.py`, `SystemPrompt`):
+the agent's prompt and the tool sections, and a system message the caller put there before the
+turn."""
 
 from __future__ import annotations
 

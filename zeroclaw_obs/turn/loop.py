@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..config import MaxIterationBehavior
 from ..errors import ProviderError, TurnAborted
@@ -39,11 +38,8 @@ from ..providers.text_protocol import (
     MAX_PARSE_RETRIES,
     PARSE_ERROR_FEEDBACK,
     PARSE_FAILURE_FINAL,
-    build_tool_instructions,
     speaks_text_protocol,
 )
-from ..redaction import Redactor
-from ..tools.base import ToolSpec
 from ..tools.mcp_client import McpConnectError
 from .context import IterationBudget, ResolvedAgentExecution, TurnState
 from .context_window import ContextWindow
@@ -64,6 +60,7 @@ from .provider_call import report_trim, request_model
 from .results import SlotRecorder
 from .specs import EffectiveTools
 from .steering import append_steering, drop_steering
+from .system_prompt import SystemPrompt
 
 __all__ = ["TurnOutcome", "cap_error_text", "cap_summary_suffix", "run_tool_call_loop"]
 
@@ -259,7 +256,7 @@ class _Turn:
         text_protocol = speaks_text_protocol(
             native_tools=self.native, strict=execution.config.strict_tool_parsing
         )
-        self.system = _SystemPrompt(execution, text_protocol=text_protocol, redactor=self.history)
+        self.system = SystemPrompt(execution, text_protocol=text_protocol, redactor=self.history)
         self.recorder = SlotRecorder(execution, self.state)
 
     def switch(self, pending: PendingModelSwitch) -> None:
@@ -415,91 +412,3 @@ async def _tool_round(
         raise TurnAborted(dispatcher.abort_message)
     if state.cancellation.requested:
         raise asyncio.CancelledError  # owned by the scope: ends the turn as cancelled
-
-
-class _RuntimeSystemMessage(dict[str, Any]):
-    """A system message the loop built (a plain dict to every reader): a later turn of the
-    conversation (or the same turn after a model switch) rebuilds it, where a system message
-    the caller put in the history is kept as the prompt when the agent has none."""
-
-    def __init__(self, content: str, *, kept: str) -> None:
-        super().__init__(role="system", content=content)
-        self.kept = kept
-        """The caller's system text this message was built on ('' when none), kept again
-        when it is rebuilt."""
-
-
-class _SystemPrompt:
-    """Keeps the system message (operator prompt + tool sections) current, in place.
-
-    The agent's prompt (`system_prompt`) replaces a system message already at the head of
-    the history. With no agent prompt (None or empty), a system message the caller put
-    there is kept as the prompt, with the tool sections after it; one an earlier turn of the
-    conversation installed is rebuilt.
-
-    The message is rebuilt only when the offered tools change (after a `tool_search`
-    activation), so the per-iteration cost does not grow with the history.
-
-    With a redactor (`redact_history` on) the operator's prompt, the deferred-tools section and
-    the text protocol's tool list are redacted, tool names included: a registry name that
-    holds a secret is listed under its shown form, and `aliases` maps that form back to the
-    real name, so a text-protocol model can still call the tool (native specs carry the real
-    names in the request, never in the history). Parameter schemas are listed as they are:
-    masking a property named `password` would break the schema the model reads.
-    """
-
-    def __init__(
-        self, execution: ResolvedAgentExecution, *, text_protocol: bool, redactor: Redactor | None
-    ) -> None:
-        base = execution.system_prompt
-        self._base = redactor.redact_text(base) if redactor is not None and base else base
-        self._redactor = redactor
-        self._names = execution.shown
-        self.aliases: dict[str, str] = {}
-        """Shown tool name → real name, for the tools the prompt lists under a redacted name."""
-        self._text_protocol = text_protocol
-        self._signature: tuple[str, ...] | None = None
-        self._index: int | None = None
-        self._kept = ""
-        """The caller's system text found at the head of the history ('' when none)."""
-
-    def install(self, messages: list[dict[str, Any]], tools: EffectiveTools) -> None:
-        signature = tuple(sorted(tools.names()))
-        if signature == self._signature:
-            return
-        self._signature = signature
-        if self._index is None and messages and messages[0].get("role") == "system":
-            self._index = 0
-            head = messages[0]
-            # With no agent prompt, the caller's own system message stays the prompt and the
-            # tool sections follow it; one the loop built carries the caller's text it kept.
-            if isinstance(head, _RuntimeSystemMessage):
-                self._kept = head.kept
-            else:
-                self._kept = str(head.get("content") or "")
-            if not self._base:
-                self._base = self._kept
-        parts = [p for p in (self._base, tools.prompt_section(self._redactor)) if p]
-        if self._text_protocol:
-            specs = tools.specs()
-            if self._redactor is not None:
-                specs = [self._shown_spec(spec, self._redactor) for spec in specs]
-            parts.append(build_tool_instructions(specs))
-        content = "\n\n".join(parts)
-        if self._index is None:
-            if not content:
-                return
-            messages.insert(0, _RuntimeSystemMessage(content, kept=self._kept))
-            self._index = 0
-        else:
-            messages[self._index] = _RuntimeSystemMessage(content, kept=self._kept)
-
-    def _shown_spec(self, spec: ToolSpec, redactor: Redactor) -> ToolSpec:
-        """`spec` as the text protocol's list shows it: name and description redacted."""
-        name = self._names.tool(spec.name)
-        if name != spec.name:
-            self.aliases[name] = spec.name
-        description = redactor.redact_text(spec.description)
-        if (name, description) == (spec.name, spec.description):
-            return spec
-        return ToolSpec(name=name, description=description, parameters=spec.parameters)
