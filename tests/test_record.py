@@ -37,6 +37,13 @@ def slots(events_file: Path) -> dict[str, tuple[str, str]]:
     return {e["id"]: (e["outcome"], e["output"]) for e in events if e["type"] == "tool_result"}
 
 
+def scenario_file(tmp_path: Path, data: dict) -> Path:
+    """`data` written as the scenario file `s.yaml` under `tmp_path`."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 def record_then_replay(
     tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> tuple[Path, tuple[int, str, dict], tuple[int, str, dict]]:
@@ -120,8 +127,7 @@ class TestRecordThenReplay:
                 {"text": "4C in Oslo."},
             ],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -139,8 +145,7 @@ class TestRecordThenReplay:
         """No, replace, always: recorded as answers; replay gives the same slots."""
         data = copy.deepcopy(APPROVALS)
         data["config"]["tool_timeout_s"] = 0.05
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -165,8 +170,7 @@ class TestRecordThenReplay:
         data = copy.deepcopy(APPROVALS)
         data["config"]["approval"]["answers"] = []
         data["responses"] = [data["responses"][0], {"text": "Could not."}]
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -197,8 +201,7 @@ class TestRecordThenReplay:
                 {"text": f"Logged in with {GITHUB_TOKEN}."},
             ],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -231,8 +234,7 @@ class TestRecordThenReplay:
                 {"text": "done"},
             ],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -257,8 +259,7 @@ class TestRecordThenReplay:
             ],
             "responses": [{"text": call}, {"text": "It is 4C."}],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -284,8 +285,7 @@ class TestRecordThenReplay:
             "tools": [{"name": "login", "responses": [{"default": {"output": "welcome"}}]}],
             "responses": [reply, {"text": "Done."}],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         recording, first, second = record_then_replay(
             tmp_path, ["run", "--scenario", str(path)], capsys
         )
@@ -357,8 +357,7 @@ class TestRecordNarrowingAndSwitches:
                 {"text": "done"},
             ],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         argv = ["run", "--scenario", str(path), "--allow-tool", "get_*"]
         recording, first, second = record_then_replay(tmp_path, argv, capsys)
 
@@ -377,8 +376,7 @@ class TestRecordNarrowingAndSwitches:
                 {"text": "done"},
             ],
         }
-        path = tmp_path / "s.yaml"
-        path.write_text(yaml.safe_dump(data))
+        path = scenario_file(tmp_path, data)
         argv = ["run", "--scenario", str(path), "--allow-tool", "get_weather"]
         recording, first, second = record_then_replay(tmp_path, argv, capsys)
 
