@@ -33,7 +33,9 @@ from ..events import (
 
 __all__ = [
     "DESCRIPTION_LIMIT",
+    "RECEIPT_KEY",
     "ROOT_EVENTS",
+    "RUNTIME_SCOPE",
     "TOOL_ERROR_TYPES",
     "TOOL_TYPES",
     "TURN_ERROR_TYPES",
@@ -54,6 +56,11 @@ __all__ = [
     "turn_end_attributes",
     "turn_start_attributes",
 ]
+
+RUNTIME_SCOPE = "zeroclaw_obs"
+"""The instrumentation scope of the runtime's own spans (`tracing.py`; the guard trusts it)."""
+RECEIPT_KEY = "zeroclaw.tool.receipt"
+"""The tool span attribute that carries the call's receipt."""
 
 
 class ContentCapture(StrEnum):
@@ -210,7 +217,7 @@ def tool_end_attributes(event: ToolCall, *, capture: bool) -> dict[str, Any]:
         "zeroclaw.redaction.count": sum(event.redaction_counts.values()),
     }
     if event.receipt:
-        attributes["zeroclaw.tool.receipt"] = event.receipt
+        attributes[RECEIPT_KEY] = event.receipt
     if capture:
         attributes["gen_ai.tool.call.result"] = event.result
         attributes["output.value"] = event.result

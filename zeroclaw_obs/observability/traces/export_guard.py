@@ -29,6 +29,7 @@ from opentelemetry.util.types import AttributeValue
 from ..._terminal import encodable
 from ...redaction import RUNTIME_IDS, CleanTextCache
 from ..health import HealthCounter, Signal, TelemetryHealth
+from .attributes import RECEIPT_KEY, RUNTIME_SCOPE
 
 __all__ = [
     "AttributeScrubber",
@@ -86,15 +87,12 @@ same object there: that is how the guard knows it may ship the original span."""
 _NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
 _MISSING = object()
 _PLAIN = frozenset({int, float, bool, type(None)})
+"""Attribute value types with no text in them."""
 
-_OUR_SCOPE = "zeroclaw_obs"
-"""The instrumentation scope of the runtime's own spans (`tracing.py`)."""
-_RECEIPT_KEY = "zeroclaw.tool.receipt"
 _receipt_form = RUNTIME_IDS["receipt"].fullmatch
 """A call's receipt, as the runtime writes it (`zc-receipt-{seconds}-{43 base64url}`): an HMAC,
 not a payload. Each one is new, so it is never in the clean-text memory; scanning it cost a
 redactor call per span (and RE2 hands the GIL over on every match)."""
-"""Attribute value types with no text in them."""
 
 
 def span_to_dict(span: ReadableSpan) -> SpanDict:
@@ -292,11 +290,11 @@ def _runtime_receipt(span: ReadableSpan, attributes: Mapping[str, AttributeValue
     the key, or the key on a span of another scope, is scanned like every string."""
     if not attributes:
         return None
-    receipt = attributes.get(_RECEIPT_KEY)
+    receipt = attributes.get(RECEIPT_KEY)
     if type(receipt) is not str or _receipt_form(receipt) is None:
         return None
     scope = span.instrumentation_scope
-    return receipt if scope is not None and scope.name == _OUR_SCOPE else None
+    return receipt if scope is not None and scope.name == RUNTIME_SCOPE else None
 
 
 class RedactingSpanExporter(SpanExporter):

@@ -54,6 +54,7 @@ from ..events import (
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .attributes import (
     ROOT_EVENTS,
+    RUNTIME_SCOPE,
     TOOL_TYPES,
     ContentCapture,
     approval_attributes,
@@ -82,8 +83,6 @@ _log = logging.getLogger(__name__)
 _TOOL_EVENTS = (ToolCallStart, ToolCall, ToolProgress)
 _CHAT_ENDS = (LlmResponse, ProviderAttempt)
 """Built once: `isinstance` against a tuple, not a `X | Y` union made on every event."""
-
-_SCOPE = "zeroclaw_obs"
 
 
 class SpanObserver:
@@ -137,7 +136,7 @@ class SpanObserver:
         schedule_delay_s: float = 1.0,
         direct_build: bool = True,
     ) -> None:
-        self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
+        self._tracer = tracer_provider.get_tracer(RUNTIME_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
         self.wants_messages = self._capture and capture_messages
