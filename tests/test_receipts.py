@@ -230,6 +230,21 @@ class TestReceiptGenerator:
         assert expected == receipt
         assert "zc-receipt-1700000000-5jkfE6SLA9aBZjtU29NN_7raC20wdcpvsa7kk2EzM0A" == receipt
 
+    def test_signing_the_canonical_json_is_generating(self) -> None:
+        """`sign_canonical` over `compact_json(args)` gives the very receipt `generate` does."""
+        generator = ReceiptGenerator(KEY)
+        for args in (ARGS, {"city": "Zürich", "x": [1e20, 2**64, -0.0]}):
+            expected = generator.generate(TOOL, args, RESULT, TS)
+            assert expected == generator.sign_canonical(TOOL, compact_json(args), RESULT, TS)
+
+    def test_sign_canonical_checks_its_inputs(self) -> None:
+        """`sign_canonical` refuses non-text inputs and a bad timestamp, as `generate` does."""
+        generator = ReceiptGenerator(KEY)
+        with pytest.raises(TypeError):
+            generator.sign_canonical(TOOL, {"city": "Paris"}, RESULT, TS)  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            generator.sign_canonical(TOOL, "{}", RESULT, -1)
+
     def test_known_answer_non_ascii(self) -> None:
         """Non-ASCII tool input is signed as raw UTF-8, not as JSON escapes."""
         message = 'lookup|{"city":"Zürich"}|Grüezi ☀|42'

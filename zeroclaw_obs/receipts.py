@@ -331,14 +331,39 @@ class ReceiptGenerator:
         """
         if not isinstance(tool_name, str) or not isinstance(result, str):
             raise TypeError("tool_name and result must be strings")
+        return self.sign_canonical(tool_name, compact_json(args), result, timestamp)
+
+    def sign_canonical(self, tool_name: str, args_json: str, result: str, timestamp: int) -> str:
+        """`generate` for a caller that already holds `compact_json(args)`.
+
+        The engine computes that text once per call for its duplicate guard; encoding the
+        arguments again for the receipt cost as much as the HMAC. The caller answers for
+        `args_json` being exactly `compact_json` of the arguments dispatched: any other text
+        gives a receipt that `verify` rejects.
+
+        Args:
+            tool_name: the name the call was dispatched under.
+            args_json: `compact_json(args)` of the arguments actually dispatched.
+            result: the normalised output before truncation.
+            timestamp: Unix seconds of the execution.
+
+        Returns:
+            The receipt, as `generate`.
+
+        Raises:
+            TypeError: a text argument is not a string, or `timestamp` is not an int.
+            ValueError: `timestamp` is negative.
+        """
+        if not (isinstance(tool_name, str) and isinstance(args_json, str)):
+            raise TypeError("tool_name and args_json must be strings")
+        if not isinstance(result, str):
+            raise TypeError("tool_name and result must be strings")
         if not isinstance(timestamp, int) or isinstance(timestamp, bool):
             raise TypeError(f"timestamp must be int Unix seconds, got {type(timestamp).__name__}")
         if timestamp < 0:
             raise ValueError("timestamp must not be negative")
-        message = f"{tool_name}|{compact_json(args)}|{result}|{timestamp}"
-        digest = hmac.new(
-            self._key, message.encode("utf-8", "surrogatepass"), hashlib.sha256
-        ).digest()
+        message = f"{tool_name}|{args_json}|{result}|{timestamp}"
+        digest = hmac.digest(self._key, message.encode("utf-8", "surrogatepass"), "sha256")
         signature = base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
         return f"{RECEIPT_PREFIX}{timestamp}-{signature}"
 

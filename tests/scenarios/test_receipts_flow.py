@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any
 
 import pytest
 
 from zeroclaw_obs.observability.events import ToolCall, ToolOutcome
-from zeroclaw_obs.receipts import ReceiptGenerator
-from zeroclaw_obs.tools.base import tool
-from zeroclaw_obs.turn.hooks import CancelCall, Hooks
+from zeroclaw_obs.receipts import ReceiptGenerator, compact_json
+from zeroclaw_obs.tools.base import Tool, ToolResult, tool
+from zeroclaw_obs.turn.hooks import CancelCall, Hooks, RewriteCall
 
 KEY = bytes(range(32))
 LONG = "".join(chr(ord("a") + i % 26) for i in range(120))
@@ -224,3 +225,107 @@ class TestReceiptsFlow:
         assert (
             "[interrupted by user before this tool produced a result]" == tool_messages(replay)[0]
         )
+
+
+class EditsItsArguments(Tool):
+    """Changes the dict it was given while it runs (a tool may; the receipt must not follow)."""
+
+    name = "edit_args"
+    description = "Edits its own arguments."
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    async def execute(self, args: dict[str, Any]) -> ToolResult:
+        args["path"] = "elsewhere"
+        args["added"] = 1.5
+        return ToolResult.ok("edited")
+
+
+def signed_json(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every arguments JSON a receipt is signed over, in order."""
+    signed: list[str] = []
+    sign = ReceiptGenerator.sign_canonical
+
+    def spy(self, tool_name: str, args_json: str, result: str, timestamp: int) -> str:
+        signed.append(args_json)
+        return sign(self, tool_name, args_json, result, timestamp)
+
+    monkeypatch.setattr(ReceiptGenerator, "sign_canonical", spy)
+    return signed
+
+
+class TestReceiptsSignTheDispatchedJson:
+    """The receipt reuses the canonical JSON the engine made for the call's key; it must be
+    byte for byte `compact_json` of the arguments actually dispatched (LIFECYCLE §7)."""
+
+    @pytest.mark.parametrize(
+        "arguments",
+        [
+            {"city": "Paris"},
+            {"city": "Zürich", "when": {"z": 1e20, "a": [0.1, 2**64, -0.0]}, "n": 18},
+        ],
+        ids=["plain", "floats-and-big-ints"],
+    )
+    async def test_signed_json_is_compact_json_of_the_arguments(
+        self, run_scenario, monkeypatch, arguments
+    ):
+        """The signed text equals `compact_json(args)`, floats and big integers included."""
+        signed = signed_json(monkeypatch)
+        _, replay = await run_scenario(
+            scenario([call("get_weather", "c1", **arguments)]), receipt_key=KEY
+        )
+        body, receipt = split_receipt(tool_messages(replay)[0])
+        assert [compact_json(arguments)] == signed
+        assert ReceiptGenerator(KEY).verify(receipt, "get_weather", arguments, body)
+
+    async def test_a_hook_rewrite_is_what_is_signed(self, run_scenario, monkeypatch):
+        """A before-hook's rewritten arguments are dispatched, so they are what is signed."""
+        signed = signed_json(monkeypatch)
+        hooks = Hooks()
+        hooks.add_before(lambda c: RewriteCall(arguments={"city": "Oslo"}))
+        data = scenario([call("get_weather", "c1", city="Paris")])
+        _, replay = await run_scenario(data, receipt_key=KEY, hooks=hooks)
+        body, receipt = split_receipt(tool_messages(replay)[0])
+        assert [compact_json({"city": "Oslo"})] == signed
+        generator = ReceiptGenerator(KEY)
+        assert generator.verify(receipt, "get_weather", {"city": "Oslo"}, body)
+        assert not generator.verify(receipt, "get_weather", {"city": "Paris"}, body)
+
+    async def test_the_marker_key_the_runtime_sets_is_signed(self, run_scenario, monkeypatch):
+        """`"approved": true`, set by the gate after the model's call, is in the signed JSON."""
+        signed = signed_json(monkeypatch)
+        await run_scenario(scenario([call("shell", "c1", command="ls")]), receipt_key=KEY)
+        assert [compact_json({"command": "ls", "approved": True})] == signed
+
+    async def test_a_call_exempt_from_the_duplicate_guard_is_signed_too(
+        self, run_scenario, monkeypatch
+    ):
+        """A call with no key (exempt from dedup) has its JSON made when it is dispatched."""
+        signed = signed_json(monkeypatch)
+        data = scenario(
+            [call("get_weather", "c1", city="Paris"), call("get_weather", "c2", city="Paris")],
+            dedup_exempt_tools=["get_weather"],
+        )
+        _, replay = await run_scenario(data, receipt_key=KEY)
+        assert [compact_json({"city": "Paris"})] * 2 == signed
+        generator = ReceiptGenerator(KEY)
+        for content in tool_messages(replay):
+            body, receipt = split_receipt(content)
+            assert generator.verify(receipt, "get_weather", {"city": "Paris"}, body)
+
+    @pytest.mark.parametrize("exempt", [False, True], ids=["keyed", "exempt"])
+    async def test_a_tool_editing_its_arguments_does_not_change_the_receipt(
+        self, run_scenario, exempt
+    ):
+        """The receipt covers the arguments as dispatched, not what the tool left in its dict."""
+        data = scenario(
+            [call("edit_args", "c1", path="a.txt")],
+            approval={"auto_approve": ["edit_args"]},
+            dedup_exempt_tools=["edit_args"] if exempt else [],
+        )
+        _, replay = await run_scenario(data, receipt_key=KEY, extra_tools=[EditsItsArguments()])
+        body, receipt = split_receipt(tool_messages(replay)[0])
+        assert "edited" == body
+        generator = ReceiptGenerator(KEY)
+        assert generator.verify(receipt, "edit_args", {"path": "a.txt"}, body)

@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 
 from zeroclaw_obs.observability.events import ToolCall, ToolCallStart, ToolOutcome
+from zeroclaw_obs.receipts import compact_json
 from zeroclaw_obs.tools.base import ToolResult
 from zeroclaw_obs.turn.hooks import CancelCall, Hooks
 from zeroclaw_obs.turn.results import (
+    Slot,
+    call_key,
+    canonical_json,
+    canonical_json_of,
     canonical_key,
     executed_text,
     format_seconds,
@@ -129,6 +134,29 @@ class TestCanonicalKey:
         """Arguments JSON cannot encode still give a stable key instead of an error."""
         args = {"when": datetime.date(2024, 1, 2)}
         assert canonical_key("t", args) == canonical_key("t", dict(args))
+
+
+class TestCanonicalJson:
+    def test_is_compact_json(self):
+        """The canonical JSON is `compact_json` of the arguments; None when JSON cannot encode."""
+        arguments = {"b": [1.5, 2**64], "a": "Zürich"}
+        assert compact_json(arguments) == canonical_json(arguments)
+        assert canonical_json({"when": datetime.date(2024, 1, 2)}) is None
+
+    def test_call_key_from_it_is_the_canonical_key(self):
+        """The key made from the canonical JSON equals `canonical_key`, JSON or not."""
+        for arguments in ({"a": 1, "b": {"y": 2}}, {"when": datetime.date(2024, 1, 2)}):
+            made = call_key("T ", arguments, canonical_json(arguments))
+            assert canonical_key("T ", arguments) == made
+
+    def test_holds_only_for_the_very_arguments_it_was_made_for(self):
+        """Replaced arguments (a rewrite makes a new dict) make the remembered JSON stale."""
+        slot = Slot(index=0, call_id="c1", name="t", arguments={"n": 1})
+        assert canonical_json_of(slot) is None
+        slot.canonical = (slot.arguments, canonical_json(slot.arguments))
+        assert '{"n":1}' == canonical_json_of(slot)
+        slot.arguments = {"n": 1, "approved": True}
+        assert canonical_json_of(slot) is None
 
 
 class TestSlotRecorder:

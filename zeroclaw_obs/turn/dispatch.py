@@ -153,8 +153,8 @@ class Dispatcher:
     async def _run(self, item: PreparedCall) -> None:
         slot, tool = item.slot, item.tool
         assert tool is not None
+        slot.executed = True  # before `open`: it takes the arguments as dispatched
         self._recorder.open(slot)
-        slot.executed = True
         try:
             # The tracing side's scope: spans the tool itself starts nest under its span.
             with tool_scope(self._execution.observer, self._state.turn_id, slot.call_id):

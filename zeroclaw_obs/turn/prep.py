@@ -30,7 +30,9 @@ from .hooks import CancelCall, HookCall
 from .parse import ParsedToolCall
 from .results import (
     Slot,
+    call_key,
     cancelled_by_hook_text,
+    canonical_json,
     canonical_key,
     duplicate_text,
     excluded_text,
@@ -265,7 +267,10 @@ def _dedup(item: PreparedCall, seen: set[str], exempt: set[str] | frozenset[str]
     slot = item.slot
     if slot.name in exempt or (item.tool is not None and item.tool.name in exempt):
         return
-    key = slot.key = canonical_key(slot.name, slot.arguments)
+    canonical = canonical_json(slot.arguments)
+    if canonical is not None:
+        slot.canonical = (slot.arguments, canonical)  # the receipt signs the same text
+    key = slot.key = call_key(slot.name, slot.arguments, canonical)
     if key in seen:
         slot.fill(ToolOutcome.DEDUPLICATED, duplicate_text(slot.name))
     else:

@@ -32,7 +32,10 @@ __all__ = [
     "INTERRUPTED_TEXT",
     "Slot",
     "SlotRecorder",
+    "call_key",
     "cancelled_by_hook_text",
+    "canonical_json",
+    "canonical_json_of",
     "canonical_key",
     "duplicate_text",
     "excluded_text",
@@ -126,6 +129,10 @@ class Slot:
     redacted_arguments: str = ""
     key: str | None = None
     """Canonical call key (dedup guard), computed once in preparation; loop detection reuses it."""
+    canonical: tuple[dict[str, Any], str] | None = None
+    """`(arguments, compact_json(arguments))`: the canonical JSON made for the key, or when the
+    call was dispatched, for the receipt. It holds only while `arguments` is that very object
+    (`canonical_json_of`): a rewrite replaces the dict, never edits it in place."""
     closed: bool = False
     """True once `SlotRecorder.close` reported the slot; it is never closed twice."""
     shown_name: str = ""
@@ -175,7 +182,15 @@ class SlotRecorder:
         self._events = state.events
 
     def open(self, slot: Slot) -> None:
-        """Emit the pending card (`tool_call`) and `ToolCallStart`; start the slot's clock."""
+        """Emit the pending card (`tool_call`) and `ToolCallStart`; start the slot's clock.
+
+        A slot about to run (`executed`) with receipts on has its canonical arguments JSON
+        taken now, if preparation did not already make it: the receipt signs the arguments
+        as dispatched (LIFECYCLE §7), even if the tool edits its dict while it runs.
+        """
+        if self._receipts is not None and slot.executed and canonical_json_of(slot) is None:
+            canonical = canonical_json(slot.arguments)
+            slot.canonical = None if canonical is None else (slot.arguments, canonical)
         slot.start_ns = time.time_ns()
         slot.start_perf = time.perf_counter()
         redacted = self._redactor.redact_value(slot.arguments)
@@ -279,6 +294,11 @@ class SlotRecorder:
     def _sign(self, slot: Slot) -> str:
         assert self._receipts is not None
         now = int(time.time())
+        canonical = canonical_json_of(slot)
+        if canonical is not None:
+            # The JSON the key (or the dispatch) already made: encoding it again cost as much
+            # as the HMAC.
+            return self._receipts.sign_canonical(slot.name, canonical, slot.text, now)
         try:
             return self._receipts.generate(slot.name, slot.arguments, slot.text, now)
         except (TypeError, ValueError):
@@ -304,8 +324,28 @@ class SlotRecorder:
 
 def canonical_key(name: str, arguments: dict[str, Any]) -> str:
     """(trimmed lowercase name, canonical compact JSON) as one string: dedup and repeat keys."""
-    try:
-        body = compact_json(arguments)
-    except (TypeError, ValueError):
+    return call_key(name, arguments, canonical_json(arguments))
+
+
+def call_key(name: str, arguments: dict[str, Any], canonical: str | None) -> str:
+    """`canonical_key` from the arguments' `canonical_json`, already made (None: not JSON)."""
+    body = canonical
+    if body is None:
         body = repr(sorted(arguments.items(), key=lambda kv: kv[0]))
     return f"{name.strip().lower()}\x00{body}"
+
+
+def canonical_json(arguments: dict[str, Any]) -> str | None:
+    """`compact_json(arguments)`, or None for arguments JSON cannot encode."""
+    try:
+        return compact_json(arguments)
+    except (TypeError, ValueError):
+        return None
+
+
+def canonical_json_of(slot: Slot) -> str | None:
+    """The slot's canonical arguments JSON while it still describes `slot.arguments`."""
+    canonical = slot.canonical
+    if canonical is None or canonical[0] is not slot.arguments:
+        return None
+    return canonical[1]
