@@ -198,7 +198,8 @@ class TestEncodeOtlpProto:
 
     def test_an_attribute_the_sdk_cannot_encode_is_skipped_and_logged_without_value(self, caplog):
         """An unsupported type, an integer beyond int64, text that is not UTF-8 (also as an
-        array item or a key): the attribute is skipped, the rest of the span is kept."""
+        array item, a key, or a long text or its key): the attribute is skipped, the rest of
+        the span is kept."""
         attributes = {
             "object": object(),
             "big": 2**63,
@@ -207,6 +208,8 @@ class TestEncodeOtlpProto:
             "list": ["a", "b\udc00"],
             "key\ud800": "v",
             "enum": StatusCode.ERROR,
+            "long surrogate": "a" * 100 + "\ud800",
+            "long key\ud800": "b" * 100,
             "ok": "x",
         }
         spans = [span_with(attributes=attributes)]
@@ -217,7 +220,7 @@ class TestEncodeOtlpProto:
         (span,) = request.resource_spans[0].scope_spans[0].spans
         assert ["ok"] == [pair.key for pair in span.attributes]
         ours = [r.getMessage() for r in caplog.records if r.name.startswith("zeroclaw_obs")]
-        assert 7 == len(ours)
+        assert 9 == len(ours)
         assert not [m for m in ours if "ud800" in m or "2**63" in m or "object at" in m]
 
     @pytest.mark.parametrize(

@@ -72,12 +72,20 @@ _double = struct.Struct("<d").pack
 _BYTE = tuple(bytes((n,)) for n in range(128))
 
 
+_TWO_BYTES: dict[int, bytes] = {}
+"""The two-byte varints made so far (sizes of 128 B to 16 KB: a span's long strings and the
+span itself), by value: at most 16,256 small entries, kept for the process."""
+
+
 def _varint(n: int) -> bytes:
     """A non-negative integer as a protobuf varint."""
     if n < 0x80:
         return _BYTE[n]
     if n < 0x4000:
-        return bytes(((n & 0x7F) | 0x80, n >> 7))
+        encoded = _TWO_BYTES.get(n)
+        if encoded is None:
+            encoded = _TWO_BYTES[n] = bytes(((n & 0x7F) | 0x80, n >> 7))
+        return encoded
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -151,6 +159,12 @@ def _ids(context: SpanContext) -> bytes:
         + b"\x12\x08"
         + context.span_id.to_bytes(8, "big")
     )
+
+
+def _skipped(reason: str) -> None:
+    # As the SDK's encoder: the attribute is skipped, the span kept. The type only: the value
+    # could be anything, a secret included.
+    _log.warning("span attribute not encodable as OTLP (%s); skipped", reason)
 
 
 class OtlpProtoEncoder:
@@ -316,62 +330,70 @@ class OtlpProtoEncoder:
         pairs = self._pairs.get(tag)
         if pairs is None or len(pairs) >= _MAX_REMEMBERED:
             pairs = self._pairs[tag] = {}
-        keys = self._keys
         out: list[bytes] = []
-        append = out.append
         # A long string a span carries twice (arguments as `gen_ai.tool.call.arguments` and
         # `input.value`, the result as `gen_ai.tool.call.result` and `output.value`): the
         # same object, encoded once.
         last_text: object = None
-        last_data = b""
-        for key, value in attributes.items():
+        last_value: tuple[bytes, ...] = ()
+        for item in attributes.items():
+            value = item[1]
             kind = type(value)
-            # The memory's keys: (key, value) for a short str, (key, type, value) for an int or
-            # a bool (True == 1: the type tells them apart). Floats are not kept (0.0 == -0.0).
-            remembered: tuple[Any, ...] | None = None
+            # The memory's keys: the (key, value) item itself for a short str, (key, type,
+            # value) for an int or a bool (True == 1: the type tells them apart). Floats are
+            # not kept (0.0 == -0.0).
             if kind is str:
                 if len(value) <= _SMALL:
-                    remembered = (key, value)
-            elif kind is int or kind is bool:
-                remembered = (key, kind, value)
-            if remembered is not None:
-                encoded = pairs.get(remembered)
-                if encoded is not None:
-                    append(encoded)
+                    encoded = pairs.get(item)
+                    if encoded is None:
+                        encoded = self._pair(tag, item[0], value, pairs, item)
+                    if encoded:
+                        out.append(encoded)
                     continue
-            try:
-                encoded_key = keys.get(key)
-                if encoded_key is None:
-                    encoded_key = self._key(key)
-                if kind is str:
-                    # Tag, sizes and text in one join: the text is copied once, not thrice.
+                # Tag, sizes and text go into the request's one join: the text is copied
+                # once, not thrice.
+                try:
+                    encoded_key = self._keys.get(item[0]) or self._key(item[0])
                     if value is last_text:
-                        data = last_data
+                        encoded_value = last_value
                     else:
                         data = value.encode()
-                        last_text, last_data = value, data
-                    size = _varint(len(data))
-                    body_size = 1 + len(size) + len(data)
-                    value_size = _varint(body_size)
-                    pair_size = len(encoded_key) + 1 + len(value_size) + body_size
-                    head = _varint(pair_size)
-                    encoded = b"".join(
-                        (tag, head, encoded_key, b"\x12", value_size, b"\x0a", size, data)
-                    )
-                else:
-                    body = _any_value(value)
-                    pair = encoded_key + b"\x12" + _varint(len(body)) + body
-                    encoded = tag + _varint(len(pair)) + pair
-            except Exception as exc:
-                # As the SDK's encoder: the attribute is skipped, the span kept. The type only:
-                # the value could be anything, a secret included.
-                reason = str(exc) if isinstance(exc, _Unencodable) else type(exc).__name__
-                _log.warning("span attribute not encodable as OTLP (%s); skipped", reason)
-                continue
-            append(encoded)
-            if remembered is not None:
-                pairs[remembered] = encoded
+                        size = len(data)
+                        body = (b"\x0a" + _varint(size), data)
+                        body_size = len(body[0]) + size
+                        encoded_value = (b"\x12" + _varint(body_size), *body)
+                        last_text, last_value = value, encoded_value
+                except UnicodeEncodeError:  # a lone surrogate in the key or the text
+                    _skipped("UnicodeEncodeError")
+                    continue
+                pair_size = len(encoded_key) + len(encoded_value[0]) + len(encoded_value[1])
+                pair_size += len(encoded_value[2])
+                out.append(tag + _varint(pair_size) + encoded_key)
+                out.extend(encoded_value)
+            else:
+                remembered = (item[0], kind, value) if kind is int or kind is bool else None
+                encoded = pairs.get(remembered) if remembered is not None else None
+                if encoded is None:
+                    encoded = self._pair(tag, item[0], value, pairs, remembered)
+                if encoded:
+                    out.append(encoded)
         return b"".join(out)
+
+    def _pair(
+        self, tag: bytes, key: str, value: Any, pairs: dict[Any, bytes], remembered: Any
+    ) -> bytes:
+        """One `KeyValue` field, remembered under `remembered` (unless None); b"" when the
+        SDK's encoder would skip it (logged by type, never by value)."""
+        try:
+            body = _any_value(value)
+            pair = (self._keys.get(key) or self._key(key)) + b"\x12" + _varint(len(body)) + body
+        except Exception as exc:
+            _skipped(str(exc) if isinstance(exc, _Unencodable) else type(exc).__name__)
+            return b""
+        encoded = tag + _varint(len(pair)) + pair
+        if remembered is not None:
+            pairs[remembered] = encoded
+        return encoded
 
     def _key(self, key: str) -> bytes:
         """`KeyValue.key` (field 1), omitted when empty."""
