@@ -153,6 +153,10 @@ CASES = {
 }
 
 
+class _Text(str):
+    """A `str` subclass: the SDK keeps it, the direct way must not assume it is plain."""
+
+
 class TestDirectBuild:
     @pytest.mark.parametrize(("attributes", "ops"), CASES.values(), ids=CASES.keys())
     def test_is_the_span_the_sdk_builds(self, setup, attributes, ops):
@@ -166,6 +170,8 @@ class TestDirectBuild:
         ("attributes", "ops"),
         [
             ({"": 1}, []),
+            ({1: "x"}, []),
+            ({"a": 1}, [SetAttributes({"b": _Text("x")})]),
             ({"none": None}, []),
             ({"nested": ((1,),)}, []),
             ({"mapping": {"a": 1}}, []),
@@ -177,6 +183,8 @@ class TestDirectBuild:
         ],
         ids=[
             "empty key",
+            "key not str",
+            "str subclass",
             "None",
             "nested sequence",
             "mapping",
