@@ -17,6 +17,13 @@ import structlog
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zeroclaw_obs.observability.events import (
+    Correlation,
+    EventIds,
+    ToolCall,
+    ToolCallStart,
+    ToolOutcome,
+)
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
 from zeroclaw_obs.observability.logs.chain import iso_utc
 from zeroclaw_obs.observability.logs.logs import (
@@ -312,6 +319,43 @@ class TestLogObserver:
         assert 1 == observer.errors
         assert {"logs": 1} == dict(health.snapshot().observer_errors)
         assert ["llm_response"] == [r["event"] for r in lines(stream)]
+
+    @pytest.mark.parametrize("parent", [None, "lead"], ids=["own turn", "delegated"])
+    @pytest.mark.parametrize("capture", [False, True], ids=["no content", "content"])
+    @pytest.mark.parametrize("ids", [None, ("a" * 32, "b" * 16)], ids=["no ids", "ids"])
+    def test_the_call_lines_are_laid_out_as_every_line(self, parent, capture, ids):
+        """`tool_call_start` and `tool_call_result` have `_context`'s keys in its order, then
+        their own fields, the delegating agent and the content, like every other line."""
+        correlation = Correlation(
+            turn_id="t1", channel="cli", agent_alias="agent", parent_agent_alias=parent
+        )
+        common = {"correlation": correlation, "iteration": 2, "tool_call_id": "c1"}
+        common |= {"tool": "echo", "provenance": "builtin", "arguments": '{"a": 1}'}
+        start = ToolCallStart(**common, time_ns=5)
+        end = ToolCall(
+            **common, known_tool=True, outcome=ToolOutcome.SUCCESS, success=True,
+            result="done", start_time_ns=5, time_ns=9, duration_s=0.25, receipt="zc",
+            redaction_counts={"x": 2, "y": 1},
+        )  # fmt: skip
+        observer = LogObserver(
+            build_logger(redactor=Redactor(), stream=io.StringIO()), capture_content=capture
+        )
+        own = EventIds(root=None, span=ids)
+        (start_line,) = observer._on_tool_call_start(start, own)
+        (end_line,) = observer._on_tool_call(end, own)
+        expected_start = observer._context(
+            correlation, ids, iteration=2, tool_call_id="c1", tool="echo", provenance="builtin"
+        )
+        expected_end = observer._context(
+            correlation, ids, iteration=2, tool_call_id="c1", tool="echo", known_tool=True,
+            outcome="success", success=True, duration_ms=250.0, error_type=None, receipt="zc",
+            truncated_chars=0, truncated_bytes=0, redactions=3,
+        )  # fmt: skip
+        if capture:
+            expected_start["arguments"] = expected_end["arguments"] = '{"a": 1}'
+            expected_end["result"] = "done"
+        assert list(expected_start.items()) == list(start_line[2].items())
+        assert list(expected_end.items()) == list(end_line[2].items())
 
     def test_never_raises(self):
         """A logger that fails is counted in `errors`, never raised into the turn."""

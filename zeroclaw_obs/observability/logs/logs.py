@@ -75,6 +75,7 @@ __all__ = [
 ]
 
 
+_NO_SPAN = (None, None)
 _TOOL_LEVELS = {ToolOutcome.ERROR: logging.WARNING, ToolOutcome.INTERRUPTED: logging.WARNING}
 
 
@@ -270,37 +271,52 @@ class LogObserver:
         return [(logging.WARNING, "llm_retry", fields)]
 
     def _on_tool_call_start(self, event: ToolCallStart, event_ids: EventIds) -> list[Line]:
-        ids = event_ids.own
-        fields = self._context(
-            event.correlation,
-            ids,
-            iteration=event.iteration,
-            tool_call_id=event.tool_call_id,
-            tool=event.tool,
-            provenance=event.provenance,
-        )
+        # The two lines of every call are written out as `_context` lays them (same keys, same
+        # order): one dict per line instead of a keyword dict merged into another.
+        c = event.correlation
+        trace_id, span_id = event_ids.own or _NO_SPAN
+        fields = {
+            "trace_id": trace_id,
+            "span_id": span_id,
+            "turn_id": c.turn_id,
+            "channel": c.channel,
+            "agent": c.agent_alias,
+            "iteration": event.iteration,
+            "tool_call_id": event.tool_call_id,
+            "tool": event.tool,
+            "provenance": event.provenance,
+        }
+        if c.parent_agent_alias is not None:
+            fields["parent_agent_alias"] = c.parent_agent_alias
         if self._capture:
             fields["arguments"] = event.arguments
         return [(logging.INFO, "tool_call_start", fields)]
 
     def _on_tool_call(self, event: ToolCall, event_ids: EventIds) -> list[Line]:
-        ids = event_ids.own
-        fields = self._context(
-            event.correlation,
-            ids,
-            iteration=event.iteration,
-            tool_call_id=event.tool_call_id,
-            tool=event.tool,
-            known_tool=event.known_tool,
-            outcome=event.outcome.value,
-            success=event.success,
-            duration_ms=_ms(event.duration_s),
-            error_type=event.error_type,
-            receipt=event.receipt,
-            truncated_chars=event.truncated_chars,
-            truncated_bytes=event.truncated_bytes,
-            redactions=sum(event.redaction_counts.values()),
-        )
+        c = event.correlation
+        trace_id, span_id = event_ids.own or _NO_SPAN
+        counts = event.redaction_counts
+        fields = {
+            "trace_id": trace_id,
+            "span_id": span_id,
+            "turn_id": c.turn_id,
+            "channel": c.channel,
+            "agent": c.agent_alias,
+            "iteration": event.iteration,
+            "tool_call_id": event.tool_call_id,
+            "tool": event.tool,
+            "known_tool": event.known_tool,
+            "outcome": event.outcome.value,
+            "success": event.success,
+            "duration_ms": _ms(event.duration_s),
+            "error_type": event.error_type,
+            "receipt": event.receipt,
+            "truncated_chars": event.truncated_chars,
+            "truncated_bytes": event.truncated_bytes,
+            "redactions": sum(counts.values()) if counts else 0,
+        }
+        if c.parent_agent_alias is not None:
+            fields["parent_agent_alias"] = c.parent_agent_alias
         if self._capture:
             fields["arguments"] = event.arguments
             fields["result"] = event.result
