@@ -55,7 +55,6 @@ _SDK_RATIO_SAMPLERS = (sampling.TraceIdRatioBased, sampling.ParentBasedTraceIdRa
 
 
 _PLAIN = frozenset({str, bool, int, float})
-_STR = frozenset({str})
 _REFUSED = object()
 
 
@@ -82,9 +81,6 @@ class DirectSpan:
     def set_all(self, attributes: Mapping[str, Any]) -> bool:
         limits = self.limits
         current = self.attributes
-        # The common sets (the first one, the engine's closing one): every key new, so each
-        # lands at the end in order, as `set` one by one would put it; copied whole once every
-        # value is plain and every key a non-empty `str` (both checked in C).
         if (
             limits.max_span_attribute_length is None
             and (
@@ -92,15 +88,19 @@ class DirectSpan:
                 or len(current) + len(attributes) <= limits.max_span_attributes
             )
             and current.keys().isdisjoint(attributes)
-            and _PLAIN.issuperset(map(type, attributes.values()))
-            and _STR.issuperset(map(type, attributes))
-            and "" not in attributes
         ):
-            if current:
-                current.update(attributes)
+            # The common sets (the first one, the engine's closing one): every key new, so
+            # each lands at the end in order, as `set` one by one would put it; copied whole
+            # once every value is plain.
+            for key, value in attributes.items():
+                if type(value) not in _PLAIN or type(key) is not str or not key:
+                    break
             else:
-                self.attributes = dict(attributes)
-            return True
+                if current:
+                    current.update(attributes)
+                else:
+                    self.attributes = dict(attributes)
+                return True
         return all(self.set(key, value) for key, value in attributes.items())
 
     def set(self, key: str, value: Any) -> bool:
