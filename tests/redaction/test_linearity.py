@@ -100,6 +100,19 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "signature labels": _repeat("T 0\n"),
     "folded block scalars": _repeat("api_key: >-\n"),
     "labels after keys": _repeat("token: a: "),
+    # the pieces `PemBlockRule` reads a block in (the first END far away, header values)
+    "BEGIN lines, one END at the end": lambda n: (
+        _repeat("-----BEGIN RSA PRIVATE KEY-----\nQUJD-\n")(n) + "-----END RSA PRIVATE KEY-----"
+    ),
+    "BEGIN and header lines, one END at the end": lambda n: (
+        _repeat("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,E\nQUJD\n")(n)
+        + "Ab: -----END RSA PRIVATE KEY-----"
+    ),
+    "header names on a base64 line, one END at the end": lambda n: (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        + _repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoa-b:")(n)
+        + "\n-----END RSA PRIVATE KEY-----"
+    ),
 }
 
 

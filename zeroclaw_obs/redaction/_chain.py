@@ -23,6 +23,7 @@ from ._encoded import EncodedSecretRule, PercentEncodedRule
 from ._keys import DEFAULT_SENSITIVE_KEYS, SensitiveKeys, key_value_specs
 from ._manifests import KubernetesSecretRule
 from ._patterns import HeadValueRule, PatternRule
+from ._pem import PemBlockRule
 from ._pii import pii_specs
 from ._providers import provider_specs
 from ._rules import context_specs, credential_file_specs, generic_spec, prose_specs, sql_specs
@@ -81,7 +82,7 @@ def build_chain(sensitive: SensitiveKeys, extra: Sequence[Spec], *, pii: bool) -
     rules: list[Rule] = []
     formats = [*token_specs(), *provider_specs(), *extra]
     for spec in [*formats, *context_specs(), *sql_specs(), *credential_file_specs()]:
-        rules.append(PatternRule(spec, len(rules)))
+        rules.append((PemBlockRule if spec.blocks else PatternRule)(spec, len(rules)))
     rules.append(KubernetesSecretRule(len(rules)))
     rules.append(CookieHeaderRule(len(rules)))
     for spec in key_value_specs(sensitive):

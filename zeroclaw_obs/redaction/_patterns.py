@@ -12,6 +12,8 @@ value (or, for `LOOK_INSIDE`, after the head, once per value), which keeps each 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._normalize import utf8_safe
 from ._scanner import LEAD, LOOK_INSIDE, Candidate, Hit, Spec, View, compile_pattern
 
@@ -46,7 +48,7 @@ class PatternRule:
         """Candidates for every match whose check accepts it."""
         found: list[Candidate] = []
         text, check, key_groups, claimed = view.text, self._check, self._key, view.claimed
-        for spans in view.matches(self._regex):
+        for spans in self._matches(view):
             for group in self._secret:
                 start, end = spans[group]
                 if start >= 0:
@@ -72,6 +74,10 @@ class PatternRule:
             found.append((start, end, self.priority, self.rule_id))
             claimed.add((start, end))
         return found
+
+    def _matches(self, view: View) -> Iterator[list[tuple[int, int]]]:
+        """Every match of the rule's pattern in `view` (`View.matches`)."""
+        return view.matches(self._regex)
 
     def _skip_lead(self, text: str, start: int, end: int) -> int:
         """Where the token starts in a match that starts with its boundary (`LEAD`).

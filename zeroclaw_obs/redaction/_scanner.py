@@ -154,6 +154,9 @@ class Spec:
     """Two-phase matching (see `HeadValueRule`): `pattern` is a head ending where the value
     starts, its group `secret[0]` holds the opening quote, and the value's extent is the
     match of `values[opening]` anchored there (`"\\"` stands for any escaped quote)."""
+    blocks: tuple[str, str] | None = None
+    """`pattern` is `block_pattern(*blocks)` (a `BEGIN … END` block, see `_pem.py`): its
+    matches are found in pieces (`PemBlockRule`)."""
 
 
 class View:

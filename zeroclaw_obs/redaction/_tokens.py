@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._pem import block_pattern
 from ._scanner import LEAD, Check, Hit, Spec
 from ._validators import looks_random
 
@@ -238,33 +239,28 @@ def password_hash_specs() -> list[Spec]:
 
 def token_specs() -> list[Spec]:
     """The provider token formats, most specific first."""
-    pem_body = r"(?:[A-Za-z0-9+/=\s]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*)"
-    # An unclosed block (a truncated key) is redacted through its base64 lines only. A space
-    # goes on only before a long base64 chunk (a key whose line breaks became spaces) or a
-    # padded last one, so the prose after a cut-off key survives.
-    open_body = (
-        r"(?:[A-Za-z0-9+/=\r\n]|\\+[nrt/]|[A-Za-z][A-Za-z0-9-]{0,30}:[^\r\n\\]*"
-        r"|[ \t]+[A-Za-z0-9+/]{16}|[ \t]+[A-Za-z0-9+/]{2,15}={1,2})"
-    )
+    begin = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     end = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    ssh2_begin = r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+    ssh2_end = r"---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     return [
         _token(
             "private_key_block",
             "PEM, OpenSSH and PGP private key blocks, whole (BEGIN to END), multi-line "
             "or JSON-escaped; an unclosed block through its base64 body",
-            rf"-----BEGIN[A-Z0-9 ]{{0,40}}PRIVATE KEY(?: BLOCK)?-----"
-            rf"(?:{pem_body}*?{end}|{open_body}*)",
+            block_pattern(begin, end),
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY",
             check=_pem_block,
             not_after="",
+            blocks=(begin, end),
         ),
         _token(
             "private_key_block",
             "SSH2 (RFC 4716) private key blocks, whole",
-            rf"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
-            rf"(?:{pem_body}*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|{open_body}*)",
+            block_pattern(ssh2_begin, ssh2_end),
             r"---- BEGIN SSH2 ",
             not_after="",
+            blocks=(ssh2_begin, ssh2_end),
         ),
         Spec(
             "private_key_block",
