@@ -40,8 +40,9 @@ TEXTS = _texts()
 
 @pytest.mark.parametrize("name", list(REDACTORS))
 def test_gate_lists_exactly_the_rules_whose_trigger_matches(name: str) -> None:
-    """Short and long texts, clean and secret-dense, with markers: the gate's answer is the
-    set of rules whose own trigger matches, plus the marker entry when a marker is there."""
+    """Short and long texts, clean and secret-dense, with markers: the gate's answer (and the
+    inner scans' gate's) is the set of rules whose own trigger matches, plus the marker entry
+    when a marker is there."""
     scanner = REDACTORS[name]()._scanner
     triggers = [compile_pattern(rule.trigger) for rule in scanner.rules]
     triggers.append(compile_pattern(_MARKER_TRIGGER))
@@ -51,6 +52,9 @@ def test_gate_lists_exactly_the_rules_whose_trigger_matches(name: str) -> None:
         data = text.encode()
         expected = {i for i, trigger in enumerate(triggers) if trigger.search(data) is not None}
         got = scanner.gate(data)
+        inner = scanner._inner_gate(data)
 
         assert sorted(got) == sorted(expected)
         assert len(got) == len(set(got))
+        assert sorted(inner) == sorted(expected)
+        assert len(inner) == len(set(inner))
