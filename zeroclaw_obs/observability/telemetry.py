@@ -264,6 +264,7 @@ def setup_telemetry(
             capture=content_capture_from_env(options.env),
             capture_messages=options.capture_messages or message_capture_from_env(options.env),
             health=health,
+            clean_text=clean_text,
         )
     registry = CollectorRegistry(auto_describe=True)
     metrics = MetricsObserver(

@@ -193,6 +193,12 @@ class SlotRecorder:
             slot.canonical = None if canonical is None else (slot.arguments, canonical)
         slot.start_ns = time.time_ns()
         slot.start_perf = time.perf_counter()
+        # The id came out of the redactor when the response was parsed (`parse.CallIds`), but
+        # in a response of thousands of calls its bounded memory has let the id go since:
+        # asked again here (a memory hit in any shorter turn), it is known when the span
+        # observer lists the call's clean texts (`RuntimeSpan`), instead of being scanned on
+        # the export thread, where RE2 trades the GIL with the turn.
+        self._redactor.redact_text(slot.call_id)
         redacted = self._redactor.redact_value(slot.arguments)
         try:
             # Plain JSON values only: every key and string is the redactor's output, so the

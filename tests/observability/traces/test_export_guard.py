@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from zeroclaw_obs.observability.health import TelemetryHealth
+from zeroclaw_obs.observability.traces.deferred_spans import RuntimeSpan
 from zeroclaw_obs.observability.traces.export_guard import (
     AttributeScrubber,
     CleanTextCache,
@@ -339,3 +340,49 @@ def trace_limits(max_attributes: int):
     from opentelemetry.sdk.trace import SpanLimits
 
     return SpanLimits(max_span_attributes=max_attributes)
+
+
+class TestRuntimeSpanCleanTexts:
+    """The texts the turn knew clean when it recorded one of its spans (`RuntimeSpan`)."""
+
+    def runtime_span(self, attributes: dict, clean_texts: tuple[str, ...]) -> RuntimeSpan:
+        span = RuntimeSpan("execute_tool t", CONTEXT, attributes=attributes)
+        span.clean_texts = clean_texts
+        return span
+
+    def test_listed_texts_ship_unscanned_though_the_memory_forgot_them(self):
+        """The very objects listed are not scanned again, whatever the memory holds now."""
+        arguments, result = '{"path": "a.txt"}', "wrote 3 lines"
+        redactor = SeenRedactor()
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, redactor)
+        span = self.runtime_span({"args": arguments, "out": result}, (arguments, result))
+        assert SpanExportResult.SUCCESS == guard.export([span])
+        assert arguments not in redactor.seen and result not in redactor.seen
+        assert [span] == list(memory.get_finished_spans())
+
+    def test_everything_else_is_scanned_and_scrubbed(self):
+        """A secret not listed, an equal copy of a listed text, and any span that is not the
+        runtime's are scanned as usual."""
+        listed = "".join(["wrote ", "3 lines"])  # a text made at run time, not interned
+        copy = "".join(["wrote ", "3 lines"])
+        assert listed == copy and listed is not copy
+        redactor = SeenRedactor()
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, redactor)
+        ours = self.runtime_span({"out": listed, "user": f"key {SECRET}"}, (listed,))
+        theirs = ReadableSpan("s", CONTEXT, attributes={"out": listed})
+        guard.export([ours, self.runtime_span({"out": copy}, (listed,)), theirs])
+        shipped = [dict(s.attributes) for s in memory.get_finished_spans()]
+        assert {"out": listed, "user": f"key {MASK}"} == shipped[0]
+        assert redactor.seen.get(copy)  # the copy (and the plain span's text) were scanned
+
+    def test_a_listed_text_with_a_secret_is_still_scrubbed_by_the_steps(self):
+        """Listing changes only the clean check: a span that needs the steps gets them all."""
+        redactor = Redactor()
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, redactor)
+        raw = f"token {SECRET}"
+        guard.export([self.runtime_span({"out": raw, "other": SECRET}, (raw,))])
+        (shipped,) = memory.get_finished_spans()
+        assert {"out": f"token {MASK}", "other": MASK} == dict(shipped.attributes)

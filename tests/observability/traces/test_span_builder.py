@@ -30,6 +30,7 @@ from zeroclaw_obs.observability.traces.deferred_spans import (
     AddLink,
     PendingSpan,
     RecordException,
+    RuntimeSpan,
     SetAttribute,
     SetAttributes,
     SetStatus,
@@ -39,7 +40,9 @@ from zeroclaw_obs.observability.traces.deferred_spans import (
 )
 from zeroclaw_obs.observability.traces.otlp_proto import encode_otlp_proto
 from zeroclaw_obs.observability.traces.span_builder import DirectBuild, SpanBuilder
-from zeroclaw_obs.observability.traces.tracing import SpanObserver
+from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserver
+from zeroclaw_obs.redaction import CleanTextCache, Redactor
+from zeroclaw_obs.tools.base import Tool, ToolResult
 
 from ...conftest import make_replay
 
@@ -480,3 +483,110 @@ def test_nan_is_kept_as_the_sdk_keeps_it(setup):
     direct = setup.direct().readable(record)
     assert direct is not None
     assert encode_otlp_proto([setup.through_the_sdk(record)]) == encode_otlp_proto([direct])
+
+
+CALL_ID = "gen_ai.tool.call.id"
+
+
+class NothingKnown:
+    """A memory of clean strings that knows none."""
+
+    def is_clean(self, s: str) -> bool:
+        return False
+
+
+class TestCleanTexts:
+    def test_a_record_with_clean_texts_is_the_span_the_sdk_builds(self, setup):
+        """Listed texts make a `RuntimeSpan` carrying them; it exports as the SDK's span."""
+        record = setup.record(ENGINE_SPAN, [])
+        record.clean_texts = (ENGINE_SPAN["input.value"],)
+        direct = setup.direct().readable(record)
+        assert RuntimeSpan is type(direct)
+        assert (ENGINE_SPAN["input.value"],) == direct.clean_texts
+        same_span(setup.through_the_sdk(record), direct)
+        assert ReadableSpan is type(setup.direct().readable(setup.record(ENGINE_SPAN, [])))
+
+    async def test_each_call_lists_its_id_arguments_and_result(self):
+        """The very id, arguments and result objects on a tool span are listed: the engine
+        redacted them and the memory knew them when the call ended."""
+        setup = Setup()
+        redactor = Redactor()
+        observer = SpanObserver(setup.provider, clean_text=CleanTextCache(redactor))
+        await make_replay(TURN, observer=observer, redactor=redactor).run()
+        observer.shutdown()
+        setup.provider.force_flush()
+        tools = [s for s in setup.memory.get_finished_spans() if s.name.startswith("execute")]
+        assert 2 == len(tools)
+        for span in tools:
+            assert RuntimeSpan is type(span)
+            keys = ("gen_ai.tool.call.id", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+            values = [span.attributes[key] for key in keys]
+            assert len(values) == len(span.clean_texts)
+            assert all(any(v is t for t in span.clean_texts) for v in values)
+        setup.close()
+
+    @pytest.mark.parametrize(
+        "options",
+        [
+            {"capture": ContentCapture.NONE, "clean_text": CleanTextCache(Redactor())},
+            {"clean_text": NothingKnown()},
+            {},
+        ],
+        ids=["no content", "nothing known", "no memory"],
+    )
+    async def test_nothing_is_listed_without_content_or_a_memory_that_knows(self, options):
+        """No content on the span, a memory that does not know the texts, or none: the
+        spans are the SDK's plain kind and the guard checks every string."""
+        setup = Setup()
+        observer = SpanObserver(setup.provider, **options)
+        await make_replay(TURN, observer=observer).run()
+        observer.shutdown()
+        setup.provider.force_flush()
+        assert {ReadableSpan} == {type(s) for s in setup.memory.get_finished_spans()}
+        setup.close()
+
+    async def test_an_id_the_memory_forgot_since_the_parse_is_listed(self):
+        """The memory lets a call's id go in a long response (it was redacted when the
+        response was parsed, and other calls ran since); the slot asks the redactor again
+        when it opens, so the id is still listed clean when the call ends."""
+        setup = Setup()
+        redactor = Redactor()
+
+        class Forgetful(Tool):
+            name = "forget"
+            description = "Runs while the memory lets everything go."
+
+            def parameters_schema(self) -> dict:
+                return {"type": "object", "properties": {}}
+
+            async def execute(self, args: dict) -> ToolResult:
+                if args.get("forget"):
+                    # What thousands of other calls do to the bounded memory: fill both of its
+                    # generations with other texts.
+                    for n in range(40_000):  # more than two generations of entries
+                        redactor.outputs.add(f"another text {n}")
+                return ToolResult.ok("done")
+
+        turn = {
+            "user": "go",
+            "config": {"approval": {"auto_approve": ["forget"]}},
+            "responses": [
+                {
+                    "tool_calls": [
+                        {"id": "c1", "name": "forget", "arguments": {"forget": True}},
+                        {"id": "c2", "name": "forget", "arguments": {}},
+                    ]
+                },
+                {"text": "ok"},
+            ],
+        }
+        observer = SpanObserver(setup.provider, clean_text=CleanTextCache(redactor))
+        replay = make_replay(turn, observer=observer, redactor=redactor, extra_tools=[Forgetful()])
+        await replay.run()
+        observer.shutdown()
+        setup.provider.force_flush()
+        (second,) = [
+            s for s in setup.memory.get_finished_spans() if s.attributes.get(CALL_ID) == "c2"
+        ]
+        assert any(second.attributes[CALL_ID] is t for t in second.clean_texts)
+        setup.close()

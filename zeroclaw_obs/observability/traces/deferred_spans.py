@@ -43,10 +43,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.util.types import Attributes, AttributeValue
@@ -60,10 +61,12 @@ __all__ = [
     "AddLink",
     "CurrentSpan",
     "Deferred",
+    "KnownClean",
     "Operation",
     "PendingSpan",
     "RecordException",
     "RootEnd",
+    "RuntimeSpan",
     "SetAttribute",
     "SetAttributes",
     "SetStatus",
@@ -282,6 +285,7 @@ class PendingSpan(Span):
     __slots__ = (
         "_open",
         "attributes",
+        "clean_texts",
         "context",
         "end_ns",
         "kind",
@@ -309,6 +313,9 @@ class PendingSpan(Span):
         self.ops: list[Operation] = []
         self.end_ns: int | None = None
         self._open = True
+        self.clean_texts: tuple[str, ...] = ()
+        """Texts the span carries that were known clean when the turn recorded them (a call's
+        id, the engine's redacted arguments and result): see `RuntimeSpan`."""
 
     @classmethod
     def child_of(
@@ -462,3 +469,27 @@ class RootEnd:
         if self.status is not None:
             self.root.set_status(self.status)
         self.root.end(end_time=self.end_ns)
+
+
+class KnownClean(Protocol):
+    """What the span observer reads of `redaction.CleanTextCache` to list `clean_texts`."""
+
+    def is_clean(self, s: str) -> bool:
+        """Whether `s` is remembered as a string the redactor leaves unchanged."""
+        ...
+
+
+class RuntimeSpan(ReadableSpan):
+    """An ended span the runtime built itself (`span_builder.DirectBuild`), with the texts on
+    it that were known clean when the turn recorded it (`PendingSpan.clean_texts`).
+
+    The export guard takes those very string objects as clean (by identity: a string cannot
+    change) without asking the memory of clean strings. That memory is bounded: in a turn of
+    thousands of calls it has let a call's id, arguments and result go by the time the call's
+    span reaches the export thread, and the guard would scan them again (RE2 hands the GIL over on
+    every match, so the export thread and the turn trade it back and forth). Every other
+    string of the span, an equal copy of a listed text included, is checked as usual.
+    """
+
+    clean_texts: tuple[str, ...] = ()
+    """The texts known clean when the span was recorded (set by the build worker)."""

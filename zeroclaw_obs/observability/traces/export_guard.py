@@ -30,6 +30,7 @@ from ..._terminal import encodable
 from ...redaction import RUNTIME_IDS, CleanTextCache
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .attributes import RECEIPT_KEY, RUNTIME_SCOPE
+from .deferred_spans import RuntimeSpan
 
 __all__ = [
     "AttributeScrubber",
@@ -355,9 +356,10 @@ class RedactingSpanExporter(SpanExporter):
         attributes, link attributes, the status description — is clean."""
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
         attributes = span.attributes
-        if not unchanged(span.name) or not self._clean_attributes(
-            attributes, _runtime_receipt(span, attributes)
-        ):
+        trusted: tuple[object, ...] = (_runtime_receipt(span, attributes),)
+        if type(span) is RuntimeSpan:
+            trusted += span.clean_texts
+        if not unchanged(span.name) or not self._clean_attributes(attributes, trusted):
             return False
         for event in span.events:
             if not unchanged(event.name) or not self._clean_attributes(event.attributes):
@@ -369,10 +371,11 @@ class RedactingSpanExporter(SpanExporter):
         return not description or unchanged(description)
 
     def _clean_attributes(
-        self, attributes: Mapping[str, AttributeValue] | None, runtime_id: object = None
+        self, attributes: Mapping[str, AttributeValue] | None, trusted: tuple[object, ...] = ()
     ) -> bool:
-        """Whether every string in `attributes` is clean; `runtime_id` (a value the runtime
-        generated, see `_runtime_receipt`) is taken as clean unscanned."""
+        """Whether every string in `attributes` is clean; the very objects in `trusted` (a
+        value the runtime generated, see `_runtime_receipt`; texts known clean when the turn
+        recorded the span, see `RuntimeSpan`) are taken as clean unscanned."""
         if not attributes:
             return True
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
@@ -380,7 +383,7 @@ class RedactingSpanExporter(SpanExporter):
         for value in attributes.values():
             kind = type(value)
             if kind is str:
-                if value in known or value is runtime_id:
+                if value in known or any(value is t for t in trusted):
                     continue
                 if not unchanged(value):  # type: ignore[arg-type]
                     return False

@@ -40,6 +40,8 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import SpanContext, SpanKind
 
+from .deferred_spans import RuntimeSpan
+
 __all__ = ["OtlpProtoEncoder", "OtlpProtoSpanExporter", "encode_otlp_proto"]
 
 _log = logging.getLogger(__name__)
@@ -237,7 +239,7 @@ class OtlpProtoEncoder:
 
     def _span(self, span: ReadableSpan) -> bytes:
         """One `Span` field of a `ScopeSpans` (tag 2), in field-number order."""
-        if type(span) is ReadableSpan:
+        if type(span) is ReadableSpan or type(span) is RuntimeSpan:
             # What the SDK hands processors: its fields read directly, not through a dozen
             # properties (three of them `isinstance` checks against abstract classes).
             context, parent, name = span._context, span._parent, span._name

@@ -45,7 +45,7 @@ from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from ..batching import BoundedBatcher, BoundedBatchSpanProcessor, half_queue
 from ..health import Signal, TelemetryHealth
-from .deferred_spans import PendingSpan, RootEnd, SpanIdHandoff
+from .deferred_spans import PendingSpan, RootEnd, RuntimeSpan, SpanIdHandoff
 
 __all__ = ["DirectBuild", "DirectSpan", "SpanBuilder"]
 
@@ -216,7 +216,8 @@ class DirectBuild:
             # A turn's children share their parent context: its span read once in a row.
             parent = trace.get_current_span(record.parent).get_span_context()
             self._last_parent, self._last_parent_span = record.parent, parent
-        return ReadableSpan(
+        clean_texts = record.clean_texts
+        ended = (RuntimeSpan if clean_texts else ReadableSpan)(
             name=span.name,
             context=record.context,
             parent=parent if parent.is_valid else None,
@@ -230,6 +231,9 @@ class DirectBuild:
             end_time=record.end_ns,
             instrumentation_scope=self.scope,
         )
+        if clean_texts:
+            ended.clean_texts = clean_texts  # type: ignore[attr-defined]
+        return ended
 
 
 class SpanBuilder:

@@ -69,6 +69,7 @@ from .closing import UNFINISHED, chat_closing, root_closing, tool_closing
 from .deferred_spans import (
     CurrentSpan,
     Deferred,
+    KnownClean,
     PendingSpan,
     RootEnd,
     install_handoff,
@@ -117,6 +118,8 @@ class SpanObserver:
             full batch: it stays off the GIL while a turn is busy (see `QueuedLogger`).
         direct_build: build spans without the SDK where that is equivalent (`SpanBuilder`);
             False always goes through the SDK.
+        clean_text: the export guard's memory of clean strings: a call's id, arguments and
+            result it knows when the call ends are listed on the span (`RuntimeSpan`).
 
     Raises:
         ValueError: a bound is not a positive integer; the message names it.
@@ -135,10 +138,12 @@ class SpanObserver:
         max_queue_size: int = 2048,
         schedule_delay_s: float = 1.0,
         direct_build: bool = True,
+        clean_text: KnownClean | None = None,
     ) -> None:
         self._tracer = tracer_provider.get_tracer(RUNTIME_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
+        self._is_clean = clean_text.is_clean if clean_text is not None else None
         self.wants_messages = self._capture and capture_messages
         """Read by the engine (`MultiObserver.wants_messages`): build message content."""
         self._health = health or TelemetryHealth()
@@ -418,6 +423,11 @@ class SpanObserver:
             span = self._tool(turn, event, event.start_time_ns)
             opened = (span, self._child_ids(span, turn))
         span, ids = opened
+        is_clean = self._is_clean
+        if is_clean is not None and self._capture:
+            # Known now, maybe forgotten by the time the span is exported (`RuntimeSpan`).
+            texts = (event.tool_call_id, event.arguments, event.result)
+            span.clean_texts = tuple(t for t in texts if is_clean(t))
         # The closing attributes, status and events are made on the build worker.
         closing = Deferred(partial(tool_closing, event, capture=self._capture))
         self._builder.emit(span.close(event.time_ns, closing))
