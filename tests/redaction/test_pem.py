@@ -14,6 +14,7 @@ import functools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.redaction._pem import PemBlockRule
 from zeroclaw_obs.redaction._scanner import View
 from zeroclaw_obs.redaction._tokens import token_specs
@@ -116,3 +117,9 @@ class TestPemBlockRule:
         for whole, pieces in _both(text):
             assert whole == pieces
         assert [[(0, len(text))]] == _both(text)[0][1]
+
+    def test_the_chain_reads_both_block_kinds_with_it(self) -> None:
+        """The default chain finds PEM and SSH2 blocks with `PemBlockRule`."""
+        rules = [r for r in Redactor()._scanner.rules if isinstance(r, PemBlockRule)]
+
+        assert ["private_key_block"] * 2 == [r.rule_id for r in rules]
