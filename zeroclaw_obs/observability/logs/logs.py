@@ -274,18 +274,8 @@ class LogObserver:
         # The two lines of every call are written out as `_context` lays them (same keys, same
         # order): one dict per line instead of a keyword dict merged into another.
         c = event.correlation
-        trace_id, span_id = event_ids.own or _NO_SPAN
-        fields = {
-            "trace_id": trace_id,
-            "span_id": span_id,
-            "turn_id": c.turn_id,
-            "channel": c.channel,
-            "agent": c.agent_alias,
-            "iteration": event.iteration,
-            "tool_call_id": event.tool_call_id,
-            "tool": event.tool,
-            "provenance": event.provenance,
-        }
+        fields = _call_head(event, event_ids)
+        fields["provenance"] = event.provenance
         if c.parent_agent_alias is not None:
             fields["parent_agent_alias"] = c.parent_agent_alias
         if self._capture:
@@ -294,17 +284,9 @@ class LogObserver:
 
     def _on_tool_call(self, event: ToolCall, event_ids: EventIds) -> list[Line]:
         c = event.correlation
-        trace_id, span_id = event_ids.own or _NO_SPAN
         counts = event.redaction_counts
-        fields = {
-            "trace_id": trace_id,
-            "span_id": span_id,
-            "turn_id": c.turn_id,
-            "channel": c.channel,
-            "agent": c.agent_alias,
-            "iteration": event.iteration,
-            "tool_call_id": event.tool_call_id,
-            "tool": event.tool,
+        fields = _call_head(event, event_ids)
+        fields |= {
             "known_tool": event.known_tool,
             "outcome": event.outcome.value,
             "success": event.success,
@@ -418,3 +400,19 @@ class LogObserver:
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
+
+
+def _call_head(event: ToolCallStart | ToolCall, event_ids: EventIds) -> dict[str, Any]:
+    """The fields both lines of a call start with, laid out as `_context` lays them."""
+    c = event.correlation
+    trace_id, span_id = event_ids.own or _NO_SPAN
+    return {
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "turn_id": c.turn_id,
+        "channel": c.channel,
+        "agent": c.agent_alias,
+        "iteration": event.iteration,
+        "tool_call_id": event.tool_call_id,
+        "tool": event.tool,
+    }
