@@ -82,6 +82,28 @@ class TestPreloadedSystemMessage:
         assert first == systems(messages)
         assert systems(messages)[0].startswith(PRELOADED)
 
+    async def test_content_parts_keep_their_text(self):
+        """A caller's message made of content parts (the OpenAI and Anthropic list form) is
+        kept as its text parts, joined; other parts add nothing, and no Python repr of the
+        list reaches the model."""
+        parts = [
+            {"type": "text", "text": PRELOADED},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+            "Be brief.",
+        ]
+        messages = await run(agent(text_protocol=True), [{"role": "system", "content": parts}])
+
+        [system] = systems(messages)
+        assert system.startswith(PRELOADED + "\nBe brief.\n\n")
+        assert "get_weather" in system
+        assert "image_url" not in system and "{" not in system.split("\n\n")[0]
+
+    async def test_content_of_another_kind_adds_nothing(self):
+        messages = await run(agent(text_protocol=True), [{"role": "system", "content": {"x": 1}}])
+
+        [system] = systems(messages)
+        assert "'x'" not in system and "get_weather" in system
+
 
 class TestInstalledSystemMessage:
     async def test_a_later_turn_rebuilds_it_without_repeating_it(self):

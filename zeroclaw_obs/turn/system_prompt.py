@@ -76,7 +76,7 @@ class SystemPrompt:
             if isinstance(head, _RuntimeSystemMessage):
                 self._kept = head.kept
             else:
-                self._kept = str(head.get("content") or "")
+                self._kept = _text_of(head.get("content"))
             if not self._base:
                 self._base = self._kept
         parts = [p for p in (self._base, tools.prompt_section(self._redactor)) if p]
@@ -103,3 +103,22 @@ class SystemPrompt:
         if (name, description) == (spec.name, spec.description):
             return spec
         return ToolSpec(name=name, description=description, parameters=spec.parameters)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a caller's system message: its string, or the text parts of a list of
+    content parts (`{"type": "text", "text": …}` or plain strings, joined by a line break).
+
+    Any other content (an image part, a dict, a number) adds nothing: its Python repr in the
+    prompt would be noise to the model, and the rebuilt message is text only.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        part if isinstance(part, str) else part.get("text")
+        for part in content
+        if isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
+    ]
+    return "\n".join(t for t in texts if isinstance(t, str) and t)
