@@ -1,8 +1,9 @@
 """Real system processes for tests: find a Debian or npm binary, pick a loopback port, stop one.
 
-The Prometheus server and promtool come from the Debian package `prometheus`, and the MCP
-reference server from the npm package `@modelcontextprotocol/server-everything`, both of which
-`.ci/run` installs. Without a binary a test is skipped, except in CI (`CI=true`), where it fails.
+The Prometheus server and promtool come from the Debian package `prometheus`, Chromium from
+`chromium`, and the MCP reference server from the npm package
+`@modelcontextprotocol/server-everything`, all of which `.ci/run` installs. Without a binary a
+test is skipped, except in CI (`CI=true`), where it fails.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from pathlib import Path
 
 import pytest
 
+_DEBIAN_PACKAGES = {"promtool": "prometheus"}
+"""The Debian package of a binary whose package has another name (`.ci/run` installs them)."""
+
 
 def system_binary(name: str) -> str:
     """The path of `name` (e.g. `prometheus`, `promtool`); skips, or fails in CI, without it."""
     found = shutil.which(name)
     if found is None:
-        reason = f"the `{name}` binary is not installed (apt-get install -y prometheus)"
+        package = _DEBIAN_PACKAGES.get(name, name)
+        reason = f"the `{name}` binary is not installed (apt-get install -y {package})"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true and {reason}")
         pytest.skip(reason)
