@@ -122,6 +122,36 @@ class TestValueWalker:
         assert ("[REDACTED:max_depth]", {"max_depth": 1}) == (redacted, report)
 
 
+class TestRoutingKeys:
+    """PagerDuty's Events API key, `routing_key`/`integration_key`/`service_key`, is known by
+    its value (32 lowercase hex): a message broker's `routing_key` is a harmless dotted word."""
+
+    KEY = "3f9a1c2e7b4d5a6f8e0c1b2a3d4e5f60"
+
+    def test_a_pagerduty_routing_key_is_masked(self) -> None:
+        value = {"type": "pagerduty", "routingKey": self.KEY, "v1": {"service_key": self.KEY}}
+
+        assert (
+            {"type": "pagerduty", "routingKey": M, "v1": {"service_key": M}},
+            {"sensitive_key": 2},
+        ) == Redactor().redact_value_report(value)
+
+    def test_a_brokers_routing_key_is_kept(self) -> None:
+        value = {"exchange": "events", "routing_key": "orders.created", "cache_key": self.KEY}
+
+        assert value == Redactor().redact_value(value)
+
+    def test_in_text_too(self) -> None:
+        redactor = Redactor()
+        secret = [f"routing_key={self.KEY}", json.dumps({"routingKey": self.KEY})]
+        kept = ["routing_key=orders.created.v2", f"cache_key={self.KEY}"]
+
+        assert ([False, False], kept) == (
+            [self.KEY in redactor.redact_text(t) for t in secret],
+            [redactor.redact_text(t) for t in kept],
+        )
+
+
 class TestJsonTextReader:
     def test_json_string_with_a_sensitive_container_is_read_as_data(self) -> None:
         """A JSON document whose sensitive key holds a container is masked structurally."""

@@ -21,6 +21,7 @@ from ._normalize import fold_key
 from ._scanner import Hit, Spec, compile_pattern
 from ._validators import (
     is_basic_credential,
+    is_events_routing_key,
     is_ipv6,
     is_placeholder,
     is_public_value,
@@ -95,7 +96,9 @@ def _generic(hit: Hit) -> tuple[int, int] | None:
         return None  # `…/secrets/db-password/3f2a…`: a path through a store names a resource
     if gap.lstrip(" \t").startswith("(") and _NAMED_ID.match(value) is not None:
         return None  # `credentials('registry-5d3b…')`: a call naming a stored credential
-    if _names_a_cursor(hit) or _qualified(hit) or is_sealed(hit.text, hit.match_start, value):
+    if _names_a_cursor(hit) or _qualified(hit, value):
+        return None
+    if is_sealed(hit.text, hit.match_start, value):
         return None
     return hit.start, hit.start + len(value)
 
@@ -116,12 +119,16 @@ _NOT_CREDENTIAL_QUALIFIERS = frozenset(
 `partition key`, `public key`, `next token`)."""
 
 
-def _qualified(hit: Hit) -> bool:
+def _qualified(hit: Hit, value: str) -> bool:
     """Whether the credential word follows a qualifier of `_NOT_CREDENTIAL_QUALIFIERS`
-    (`cache key v2.…`, `sort_key=…`); looks back a bounded window."""
+    (`cache key v2.…`, `sort_key=…`); looks back a bounded window. A `routing_key` holding a
+    PagerDuty routing key (`is_events_routing_key`) is a credential all the same."""
     before = hit.text[max(0, hit.match_start - 24) : hit.match_start].rstrip(" \t_-.")
     word = before[len(before.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) :]
-    return word.lower() in _NOT_CREDENTIAL_QUALIFIERS
+    word = word.lower()
+    if word == "routing" and is_events_routing_key(value):
+        return False
+    return word in _NOT_CREDENTIAL_QUALIFIERS
 
 
 def _names_a_cursor(hit: Hit) -> bool:

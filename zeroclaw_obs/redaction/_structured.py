@@ -37,7 +37,7 @@ from ._manifests import is_certificate_key
 from ._normalize import fold_key, utf8_safe
 from ._scanner import compile_pattern
 from ._tables import is_phone_key, is_phone_value
-from ._validators import is_basic_credential, is_measurement
+from ._validators import is_basic_credential, is_events_routing_key, is_measurement
 
 __all__ = ["MAX_DEPTH", "JsonTextReader", "ValueWalker", "is_secret_manifest", "marker"]
 
@@ -83,6 +83,21 @@ def _is_basic_auth(key: str, value: Any) -> bool:
     """`"auth": "<base64 of user:password>"` (Docker config.json, containers auth.json): the
     key alone is too common to be sensitive (`"auth": "oauth2"`), the value decides."""
     return type(value) is str and key.lower() == "auth" and is_basic_credential(value)
+
+
+_ROUTING_SECRET_KEYS = frozenset({"routing_key", "integration_key", "service_key"})
+"""PagerDuty's names for its Events API key (v2 `routing_key`, v1 `service_key`)."""
+
+
+def _is_routing_secret(key: str, value: Any) -> bool:
+    """`"routingKey": "<32 hex>"` (a PagerDuty integration): the key alone is too common to be
+    sensitive (a message broker's `routing_key`), the value decides."""
+    return (
+        type(value) is str
+        and len(value) == 32
+        and fold_key(key) in _ROUTING_SECRET_KEYS
+        and is_events_routing_key(value)
+    )
 
 
 def _is_phone_field(key: Any, value: Any) -> bool:
@@ -256,7 +271,10 @@ class ValueWalker:
         out: dict[Any, Any] = {}
         for key, item in value.items():
             sensitive = isinstance(key, str) and (
-                key in self._keys or key == hidden or _is_basic_auth(key, item)
+                key in self._keys
+                or key == hidden
+                or _is_basic_auth(key, item)
+                or _is_routing_secret(key, item)
             )
             if manifest and key in _MANIFEST_SECTIONS and isinstance(item, Mapping):
                 build.place(out, key, self._secret_section(item, build, depth + 1), item)

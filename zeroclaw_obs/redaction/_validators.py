@@ -24,6 +24,7 @@ __all__ = [
     "iban_span",
     "is_basic_credential",
     "is_code_reference",
+    "is_events_routing_key",
     "is_ipv4",
     "is_ipv6",
     "is_measurement",
@@ -490,3 +491,10 @@ def is_basic_credential(value: str) -> bool:
         return False
     user, sep, password = raw.partition(b":")
     return bool(sep and user and password and not password.isdigit())
+
+
+def is_events_routing_key(value: str) -> bool:
+    """Whether `value` has the form of a PagerDuty Events API routing (integration) key: 32
+    lowercase hex characters. Under `routing_key` such a value is a credential (it opens
+    incidents); a message broker's routing keys are dotted words (`orders.created`)."""
+    return len(value) == 32 and not value.strip("0123456789abcdef")
