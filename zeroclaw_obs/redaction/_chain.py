@@ -25,8 +25,9 @@ from ._manifests import KubernetesSecretRule
 from ._patterns import HeadValueRule, PatternRule
 from ._pem import PemBlockRule
 from ._pii import pii_specs
+from ._prose import prose_specs
 from ._providers import provider_specs
-from ._rules import context_specs, credential_file_specs, generic_spec, prose_specs, sql_specs
+from ._rules import context_specs, credential_file_specs, generic_spec, sql_specs
 from ._scanner import Rule, Spec, compile_pattern
 from ._structured import MAX_DEPTH, MAX_DEPTH_RULE_ID, SENSITIVE_KEY_RULE_ID
 from ._tables import PiiColumnRule, SecretColumnRule
