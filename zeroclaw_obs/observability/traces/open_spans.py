@@ -19,13 +19,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from opentelemetry import context as otel_context
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, SpanContext
 
 from ..events import Ids
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .deferred_spans import PendingSpan
 
-__all__ = ["OpenSpans", "OpenTurn"]
+__all__ = ["OpenSpans", "OpenTurn", "sampled_ids"]
 
 OpenTool = tuple[PendingSpan, Ids | None]
 """An open `execute_tool` span and its ids (None when the call has no ids of its own)."""
@@ -187,3 +187,11 @@ class OpenSpans:
                 if spans:
                     return spans[0][1]
             return self._recent.get((turn_id, call_id))
+
+
+def sampled_ids(ctx: SpanContext) -> Ids | None:
+    """(trace_id as 32 hex, span_id as 16 hex) of a sampled span, else None (an id that leads
+    to no trace is worse than none): what `OpenTurn.ids` holds for the root."""
+    if not ctx.is_valid or not ctx.trace_flags.sampled:
+        return None
+    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")

@@ -29,7 +29,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import SpanContext, SpanKind
+from opentelemetry.trace import SpanKind
 
 from ... import __version__
 from ..events import (
@@ -74,7 +74,7 @@ from .deferred_spans import (
     RootEnd,
     install_handoff,
 )
-from .open_spans import OpenSpans, OpenTurn
+from .open_spans import OpenSpans, OpenTurn, sampled_ids
 from .span_builder import SpanBuilder
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
@@ -325,7 +325,7 @@ class SpanObserver:
         turn = OpenTurn(
             root=root,
             context=trace.set_span_in_context(root),
-            ids=_ids(root.get_span_context()),
+            ids=sampled_ids(root.get_span_context()),
             recording=root.is_recording(),
         )
         self._open.open_turn(c.turn_id, turn)
@@ -498,9 +498,3 @@ class SpanObserver:
         if self._handoff is None or turn.ids is None:
             return None  # no ids of its own, or an unsampled turn (its children follow it)
         return turn.ids[0], format(span.context.span_id, "016x")
-
-
-def _ids(ctx: SpanContext) -> Ids | None:
-    if not ctx.is_valid or not ctx.trace_flags.sampled:
-        return None
-    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
