@@ -44,6 +44,16 @@ def scenario_file(tmp_path: Path, data: dict) -> Path:
     return path
 
 
+def tool_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> str:
+    """A fresh importable package under `tmp_path` whose `tools.py` is `source`; its name."""
+    package = f"rec_{uuid.uuid4().hex[:8]}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "tools.py").write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return package
+
+
 def record_then_replay(
     tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> tuple[Path, tuple[int, str, dict], tuple[int, str, dict]]:
@@ -388,11 +398,7 @@ class TestRecordNarrowingAndSwitches:
         """A Python tool switched a real run to `gpt-4.1`: the recording keeps the file's
         `provider.models` and the switch on the tool's rule, so the replay asks the same model
         at each iteration and reports the switch."""
-        package = f"rec_{uuid.uuid4().hex[:8]}"
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-        (tmp_path / package / "tools.py").write_text(textwrap.dedent(SWITCHING_TOOL))
-        monkeypatch.syspath_prepend(str(tmp_path))
+        package = tool_package(tmp_path, monkeypatch, SWITCHING_TOOL)
         monkeypatch.setenv("MY_KEY", KEY)
         wire.script(
             Reply.json(completion("", calls=[("call_e", "escalate", {"reason": "hard"})])),
@@ -447,11 +453,7 @@ class TestRecordNarrowingAndSwitches:
 class TestRecordARealRun:
     def test_a_loopback_run_replays_offline(self, tmp_path, capsys, wire, monkeypatch):
         """A real OpenAI-wire run with a Python tool, recorded, replays with no server."""
-        package = f"rec_{uuid.uuid4().hex[:8]}"
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-        (tmp_path / package / "tools.py").write_text(textwrap.dedent(PYTHON_TOOL))
-        monkeypatch.syspath_prepend(str(tmp_path))
+        package = tool_package(tmp_path, monkeypatch, PYTHON_TOOL)
         monkeypatch.setenv("MY_KEY", KEY)
         wire.script(
             Reply.json(
