@@ -6,6 +6,12 @@ records seen before: see `benchmarks/redaction.py`), then per-stage times on the
 by a redactor warmed on another seed's dense mix: the gate (top-level texts, and inner scans
 of decoded or joined text), each rule's `find`, the fold, JSON reading, and the first pass
 against the idempotency rescans.
+
+Last, the floor (`_floor`): µs per dense record of Logfire's whole scrub, against single RE2
+passes that find nothing yet (our gate; one set of every rule's trigger; one set of four
+keywords) and our whole `redact_text`. 2× Logfire's dense throughput (issue 15 item 3) is
+half its time per record: a design that runs this rule set over a record as RE2 patterns
+meets it only if one pass over the triggers fits in that half.
 """
 
 from __future__ import annotations
@@ -16,7 +22,11 @@ import pstats
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import re2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -108,6 +118,63 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
     return spent
 
 
+def _per_record_us(fn: Callable[[Any], Any], items: list[Any], repeats: int = 3) -> float:
+    """Best CPU µs per item of `fn` over `items`."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        for item in items:
+            fn(item)
+        best = min(best, time.process_time() - start)
+    return best / len(items) * 1e6
+
+
+def _floor(records: list[str], warm: list[str]) -> None:
+    """Whole scrubs against single passes over the dense records (see the module docstring)."""
+    data = [r.encode() for r in records]
+    rows: list[tuple[str, float]] = []
+    try:
+        from logfire._internal.scrubbing import Scrubber
+    except ImportError:
+        Scrubber = None  # the bench extra is not installed
+    if Scrubber is not None:
+        scrubber = Scrubber(None)
+        path = ("attributes", "message")
+        rows.append(
+            (
+                "Logfire scrubber, whole scrub",
+                _per_record_us(lambda r: scrubber.scrub_value(path, r), records),
+            )
+        )
+    redactor = _warmed(warm)
+    scanner = redactor._scanner
+    rows.append(
+        (
+            "ours: the gate alone (split sets), finds nothing yet",
+            _per_record_us(scanner._inner_gate, data),
+        )
+    )
+    options = re2.Options()
+    options.max_mem = 512 << 20
+    for label, patterns in (
+        ("one RE2 set of every rule's trigger, one pass", [r.trigger for r in scanner._rules]),
+        ("one RE2 set of four keywords, one pass", ["password", "secret", "token", "key"]),
+    ):
+        one_set = re2.Set.SearchSet(options)
+        for pattern in patterns:
+            one_set.Add(pattern)
+        one_set.Compile()
+        rows.append((label, _per_record_us(one_set.Match, data)))
+    unseen = unseen_mbps(lambda: Redactor().redact_text, records, warm)
+    mean = sum(len(d) for d in data) / len(data)
+    rows.append(("ours: redact_text, unseen", mean / unseen))
+    print(f"floor, µs per dense record (mean {mean:,.0f} B), best of 3 (CPU):")
+    for label, us in rows:
+        print(f"  {label:56} {us:8.1f}")
+    if Scrubber is not None:
+        print(f"  {'2x Logfire (issue 15 item 3): the budget':56} {rows[0][1] / 2:8.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=float, default=2.0)
@@ -144,6 +211,7 @@ def main() -> int:
             redactor.redact_text(record)
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    _floor(dense, warm)
     return 0
 
 
