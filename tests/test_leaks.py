@@ -113,7 +113,6 @@ def leak_scenario() -> dict:
     }
 
 
-
 OUTPUTS = {
     "--otlp-json": "spans.jsonl",
     "--logs-out": "logs.jsonl",

@@ -219,14 +219,17 @@ class TestApprovalManager:
 
         outcome = await manager.decide(request())
 
-        assert ApprovalOutcome(
-            approved=False,
-            decision=Decision.NO,
-            surface="runtime",
-            decided_by="runtime-policy",
-            slot_text=READ_ONLY_DENIAL_SHELL,
-            runtime_denied=True,
-        ) == outcome
+        assert (
+            ApprovalOutcome(
+                approved=False,
+                decision=Decision.NO,
+                surface="runtime",
+                decided_by="runtime-policy",
+                slot_text=READ_ONLY_DENIAL_SHELL,
+                runtime_denied=True,
+            )
+            == outcome
+        )
         [entry] = manager.audit.entries
         assert ("shell", "no", "runtime", "runtime-policy") == (
             entry.tool,

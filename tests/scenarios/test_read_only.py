@@ -16,12 +16,16 @@ SHELL = {
     "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
     "responses": [{"default": {"output": "ran"}}],
 }
-LOOKUP = {"name": "lookup", "annotations": {"readOnlyHint": True}, "responses": [
-    {"default": {"output": "found"}}
-]}
-WIPE = {"name": "wipe", "annotations": {"destructiveHint": True}, "responses": [
-    {"default": {"output": "wiped"}}
-]}
+LOOKUP = {
+    "name": "lookup",
+    "annotations": {"readOnlyHint": True},
+    "responses": [{"default": {"output": "found"}}],
+}
+WIPE = {
+    "name": "wipe",
+    "annotations": {"destructiveHint": True},
+    "responses": [{"default": {"output": "wiped"}}],
+}
 
 
 def scenario() -> dict:

@@ -156,7 +156,6 @@ class TestApproveFromThePage:
             "purged 2 paths"
         )
 
-
     def test_a_sub_agent_s_approval_waits_under_the_top_level_turn(
         self, serve_process: ServeFactory, page: Page
     ) -> None:

@@ -59,9 +59,7 @@ class ScriptedTool(Tool):
         # Read with defaults: a scenario model without these fields declares nothing.
         self.annotations: dict[str, Any] = dict(getattr(spec, "annotations", None) or {})
         """The MCP annotations the scenario gives this tool (empty when none)."""
-        self.read_only = bool(getattr(spec, "read_only", False)) or read_only_hint(
-            self.annotations
-        )
+        self.read_only = bool(getattr(spec, "read_only", False)) or read_only_hint(self.annotations)
 
     def parameters_schema(self) -> dict[str, Any]:
         return self._schema
