@@ -8,6 +8,10 @@ value=…`): each new key set is asked once, by a probe through `redact_value` i
 remembered (bounded). Strings the redactor left unchanged come from `CleanTextCache`. Anything
 else (a container, an object, an integer long enough to be a card number, a key set that
 failed the probe) goes through `redact_value` whole.
+
+Risky part: the ids the runtime generates (`RUNTIME_IDS`) are kept unscanned when they match
+their field's form, and each id so validated is remembered for that field only (bounded, per
+instance): the same text under another key is a payload like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ._redactor import Redactor
 __all__ = ["RUNTIME_IDS", "FlatRecordRedactor"]
 
 _PROBES = ("password", "client_secret", "zeroclaw_probe_api_key")
-"""Candidate values for the key-set probe (see `FlatRecordRedactor._flat`)."""
+"""Candidate values for the key-set probe (see `FlatRecordRedactor.is_flat`)."""
 
 _PLAIN_SCALARS = frozenset({float, bool, type(None)})
 """Field types `redact_value` passes through whatever their key (the key set is checked)."""
@@ -52,6 +56,8 @@ class FlatRecordRedactor:
             lines): a string value that matches its field's pattern in full is kept unscanned;
             any other value of the field is redacted as usual. Only for records the runtime
             builds: in a foreign record the same key could hold anything.
+        max_ids: the bound on remembered ids per `verbatim` field (a trace id is on every
+            line of a turn, a span id on both lines of a call); emptied when reached.
     """
 
     def __init__(
@@ -61,6 +67,7 @@ class FlatRecordRedactor:
         clean_text: CleanTextCache | None = None,
         max_key_sets: int = 256,
         verbatim: Mapping[str, re.Pattern[str]] | None = None,
+        max_ids: int = 1024,
     ) -> None:
         self._redact_value = redactor.redact_value
         self._clean = clean_text if clean_text is not None else CleanTextCache(redactor)
@@ -68,23 +75,26 @@ class FlatRecordRedactor:
         self._max_key_sets = max_key_sets
         self._probe = _probe_value(redactor)
         self._verbatim = {key: pattern.fullmatch for key, pattern in (verbatim or {}).items()}
+        self._ids: dict[str, set[str]] = {key: set() for key in self._verbatim}
+        """Per `verbatim` field, the values already found in its exact form."""
+        self._max_ids = max_ids
 
     def redact_record(self, record: Any) -> Any:
         """The record with every secret replaced; never mutates it (a changed record is a
         copy, an unchanged one is returned as it is)."""
-        if type(record) is not dict or not self._flat(tuple(record)):
+        if type(record) is not dict or not self.is_flat(tuple(record)):
             return self._redact_value(record)
         redact = self._clean.redact_text
         known = self._clean.young
-        verbatim = self._verbatim
+        ids = self._ids
         scrubbed: dict[Any, Any] | None = None
         for key, value in record.items():
             kind = type(value)
             if kind is str:
                 if value in known:
                     continue
-                generated = verbatim.get(key)
-                if generated is not None and generated(value) is not None:
+                seen = ids.get(key)
+                if seen is not None and (value in seen or self.is_generated(key, value)):
                     continue  # an id the runtime made, in its exact form: not a payload
                 redacted = redact(value)
                 if redacted != value:
@@ -95,7 +105,28 @@ class FlatRecordRedactor:
                 return self._redact_value(record)
         return record if scrubbed is None else scrubbed
 
-    def _flat(self, keys: tuple[Any, ...]) -> bool:
+    def redact_text(self, value: str) -> str:
+        """What `redact_record` writes for the string `value` of a flat record, unless
+        `is_generated` keeps it: `redactor.redact_text`, answered from memory when it can."""
+        return self._clean.redact_text(value)
+
+    def is_generated(self, key: str, value: str) -> bool:
+        """Whether `value` is an id the runtime generates for the field `key`, in its exact
+        form (`verbatim`): kept unscanned in a record that `is_flat`. Each id found is
+        remembered for that key alone (bounded); any other key answers False."""
+        seen = self._ids.get(key)
+        if seen is None:
+            return False
+        if value in seen:
+            return True
+        if self._verbatim[key](value) is None:
+            return False
+        if len(seen) >= self._max_ids:
+            seen.clear()  # the bound; a race with another thread can only forget an id
+        seen.add(value)
+        return True
+
+    def is_flat(self, keys: tuple[Any, ...]) -> bool:
         """Whether `redact_value` over a record with these keys is a pass over each value.
 
         Asked once per key set: every key must be a string `redact_value` keeps as it is and

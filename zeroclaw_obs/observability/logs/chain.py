@@ -1,8 +1,9 @@
 """The log chain: structlog processors that redact every line (with a fast path for text the
 redactor is known to leave unchanged), the JSON renderer, a buffered writer, stdlib logging
 routed through the same chain, and `LineWriter`, which runs it on a batch of lines
-(`queued.QueuedLogger` renders on a worker off the turn's path). `logs.py` turns observer
-events into lines."""
+(`queued.QueuedLogger` renders on a worker off the turn's path) and writes the runtime's own
+flat lines in one pass (`flat_json.FlatJsonRenderer`, the same bytes). `logs.py` turns
+observer events into lines."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
 from ...redaction import RUNTIME_IDS, CleanTextCache, FlatRecordRedactor, Redactor
+from .flat_json import FlatJsonRenderer
 
 __all__ = [
     "BufferedWriteLogger",
@@ -81,6 +83,11 @@ class RedactingProcessor:
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
         redacted: EventDict = self._records.redact_record(event_dict)
         return redacted
+
+    @property
+    def records(self) -> FlatRecordRedactor:
+        """The flat-record redactor this step runs (`LineWriter` writes own lines with it)."""
+        return self._records
 
     def render_fallback(self, obj: object) -> Any:
         """Encode an object JSON cannot: structlog's `__structlog__` or its `repr`, redacted.
@@ -278,8 +285,8 @@ class LineWriter:
     (a bound logger copies its context and packs a keyword dict for every line).
 
     `log(level, event, **fields)` is the bound logger's `log`; `QueuedLogger` calls `render`
-    for each line of a batch and `write` once for the batch. Processors are structlog's, in
-    the same order (redaction last before the time and the renderer).
+    (or `render_own`) for each line of a batch and `write` once for the batch. Processors are
+    structlog's, in the same order (redaction last before the time and the renderer).
 
     Args:
         redactor: the runtime's one redactor.
@@ -298,6 +305,7 @@ class LineWriter:
     ) -> None:
         self._redacting = RedactingProcessor(redactor, clean_text=clean_text, runtime_ids=True)
         self._serialize = _json_encoder(self._redacting.render_fallback)
+        self._flat_json = FlatJsonRenderer(self._redacting.records).render
         processors = [*_pre_render(self._redacting), _json(self._redacting)]
         self._steps = tuple(processors[:-1])
         self._renderer = processors[-1]
@@ -327,18 +335,24 @@ class LineWriter:
             return None
         return line
 
-    def render_own(self, level: int, event: str, fields: dict[str, Any]) -> str | None:
-        """`render` for the runtime's own lines (`LogObserver`'s: plain fields, a float
-        `timestamp`, no exception): the same steps called straight, without the two that
-        would find nothing to do (`format_exc_info`, the `timestamp` type check)."""
+    def render_own(self, level: int, event: str, fields: dict[str, Any], when: float) -> str | None:
+        """`render` of `fields` with the `timestamp` `when`, for the runtime's own lines
+        (`LogObserver`'s: plain fields, no exception): the line `render` writes, byte for
+        byte. A flat record is redacted and encoded in one pass (`FlatJsonRenderer`);
+        any other goes through the same steps as `render`, without the two that would find
+        nothing to do (`format_exc_info`, the `timestamp` type check)."""
         if level < self._level:
             return None
         name = _LEVEL_NAMES.get(level) or logging.getLevelName(level).lower()
+        stamp = iso_utc(when)
+        line = self._flat_json(fields, stamp, event, name)
+        if line is not None:
+            return line
+        fields["timestamp"] = when
         fields["event"] = event
         fields["level"] = name  # add_log_level
         record = self._redacting(self._out, name, fields)
-        when = record.get("timestamp")
-        record["timestamp"] = iso_utc(when if type(when) is float else time.time())
+        record["timestamp"] = stamp
         return self._serialize(record)
 
     def write(self, lines: list[str], *, urgent: bool = False) -> None:

@@ -131,8 +131,7 @@ class QueuedLogger:
                     continue
                 try:
                     if own:
-                        fields["timestamp"] = first
-                        line = render_own(level, event, fields)
+                        line = render_own(level, event, fields, first)
                     else:
                         line = render(level, event, fields)
                 except Exception:
