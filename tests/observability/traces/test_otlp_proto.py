@@ -250,6 +250,33 @@ class TestEncodeOtlpProto:
             assert sdk_bytes(spans) == encoder.encode(spans)
             assert sdk_bytes(other) == encoder.encode(other)
 
+    def test_the_memory_serves_a_string_pair_to_strings_only(self):
+        """A remembered `(key, "1")` is never written for 1, True or 1.0 under that key, a str
+        subclass is written as its string, and an unhashable value among remembered ones is
+        written by its type: the SDK's bytes, whatever the encoder saw before."""
+        encoder = OtlpProtoEncoder()
+        rounds = [
+            {"k": "1", "t": "True", "l": "x"},
+            {"k": 1, "t": True, "l": ["x"]},
+            {"k": 1.0, "t": 1, "l": ("x",)},
+            {"k": Name("1"), "t": "True", "l": {"x": "x"}},
+            {"k": "1", "t": "True", "l": "x"},
+        ]
+        for attributes in rounds * 2:
+            spans = [span_with(attributes=attributes)]
+            assert sdk_bytes(spans) == encoder.encode(spans)
+
+    def test_a_long_text_under_two_keys_is_written_under_each(self):
+        """The same long text object under two keys, an equal copy under a third, and another
+        text between them: each pair as the SDK's encoder writes it."""
+        text = "a" * 200 + " ü"
+        copy = "".join(["a" * 200, " ü"])
+        attributes = {"args": text, "input": text, "other": "b" * 300, "copy": copy, "again": text}
+        encoder = OtlpProtoEncoder()
+        for _ in range(2):
+            spans = [span_with(attributes=attributes), span_with(attributes={"input": text})]
+            assert sdk_bytes(spans) == encoder.encode(spans)
+
 
 def values(text):
     scalars = st.one_of(
@@ -329,7 +356,43 @@ SPANS = st.builds(
 )
 
 
+LONG_TEXTS = st.lists(
+    st.text(st.characters(exclude_categories=()), min_size=60, max_size=300), min_size=1, max_size=3
+)
+"""Texts around and past the length the encoder remembers (lone surrogates too)."""
+
+
+@st.composite
+def sharing_attributes(draw):
+    """Attributes whose long texts repeat as the very same objects under several keys, among
+    short strings, numbers and lists, as a tool span carries its arguments and result."""
+    texts = draw(LONG_TEXTS)
+    keys = draw(st.lists(TEXT, min_size=1, max_size=6, unique=True))
+    others = st.one_of(values(ANY_TEXT), st.sampled_from(texts))
+    return {key: draw(st.one_of(st.sampled_from(texts), others)) for key in keys}
+
+
 class TestEncoderProperties:
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(sharing_attributes(), min_size=1, max_size=4))
+    def test_shared_long_texts_encode_as_the_sdk_encodes_them(self, attribute_sets):
+        """Long texts shared by several keys and spans, through one encoder twice: the same
+        bytes as the SDK's encoder, or both fail."""
+        logging.disable(logging.CRITICAL)
+        try:
+            spans = [span_with(attributes=attributes) for attributes in attribute_sets]
+            encoder = OtlpProtoEncoder()
+            for _ in range(2):
+                try:
+                    reference = sdk_bytes(spans)
+                except Exception:
+                    with pytest.raises(Exception):  # noqa: B017
+                        encoder.encode(spans)
+                    return
+                assert reference == encoder.encode(spans)
+        finally:
+            logging.disable(logging.NOTSET)
+
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(SPANS, max_size=4))
     def test_any_spans_encode_as_the_sdk_encodes_them(self, spans):

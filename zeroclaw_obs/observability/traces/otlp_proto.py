@@ -38,7 +38,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util import BoundedList
-from opentelemetry.trace import SpanContext, SpanKind
+from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 
 from .deferred_spans import RuntimeSpan
 
@@ -61,6 +61,8 @@ _FLAGS_REMOTE = b"\x85\x01" + struct.pack("<I", 0x300)
 is remote (0x200)."""
 _LINK_FLAGS_LOCAL = b"\x35" + struct.pack("<I", 0x100)
 _LINK_FLAGS_REMOTE = b"\x35" + struct.pack("<I", 0x300)
+_INTERNAL = _KINDS[SpanKind.INTERNAL]
+_UNSET, _OK, _ERROR = StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR
 
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 _SMALL = 64
@@ -199,14 +201,16 @@ class OtlpProtoEncoder:
         last_scope: Any = None
         group: list[bytes] | None = None
         for span in spans:
-            resource = span.resource
-            scope = span.instrumentation_scope or None
+            if type(span) is ReadableSpan or type(span) is RuntimeSpan:
+                resource, scope = span._resource, span._instrumentation_scope or None
+            else:
+                resource, scope = span.resource, span.instrumentation_scope or None
             # Resources hash their attributes as JSON: one turn's spans share both objects,
             # so the previous span's group is tried by identity first.
             if group is None or resource is not last_resource or scope is not last_scope:
                 group = groups.setdefault(resource, {}).setdefault(scope, [])
                 last_resource, last_scope = resource, scope
-            group.append(self._span(span))
+            group.extend(self._span(span))
         # Every piece goes into one list, each message's length worked out from its parts',
         # and the request is joined once: joining level by level copied a request of a few
         # MB five times over, as much CPU as encoding its spans.
@@ -237,17 +241,20 @@ class OtlpProtoEncoder:
         )
         return _field(b"\x0a", head), _text(b"\x1a", scope.schema_url or "")
 
-    def _span(self, span: ReadableSpan) -> bytes:
-        """One `Span` field of a `ScopeSpans` (tag 2), in field-number order."""
+    def _span(self, span: ReadableSpan) -> tuple[bytes, bytes]:
+        """One `Span` field of a `ScopeSpans` (tag 2), in field-number order: its tag and
+        size, then its body (kept apart: the request's one join copies the body once)."""
         if type(span) is ReadableSpan or type(span) is RuntimeSpan:
             # What the SDK hands processors: its fields read directly, not through a dozen
             # properties (three of them `isinstance` checks against abstract classes).
             context, parent, name = span._context, span._parent, span._name
             start, end, status = span._start_time, span._end_time, span._status
             attributes, events, links = span._attributes, span._events, span._links
-            dropped_attributes = _dropped(attributes, BoundedAttributes)
-            dropped_events = _dropped(events, BoundedList)
-            dropped_links = _dropped(links, BoundedList)
+            dropped_attributes = (
+                0 if type(attributes) is dict else _dropped(attributes, BoundedAttributes)
+            )
+            dropped_events = 0 if type(events) is tuple else _dropped(events, BoundedList)
+            dropped_links = 0 if type(links) is tuple else _dropped(links, BoundedList)
             kind = span._kind
         else:
             context, parent, name = span.get_span_context(), span.parent, span.name
@@ -257,23 +264,27 @@ class OtlpProtoEncoder:
             dropped_events = span.dropped_events
             dropped_links = span.dropped_links
             kind = span.kind
-        trace_id = context.trace_id
+        if type(context) is SpanContext:
+            # A tuple: unpacked at once rather than read through five properties.
+            trace_id, span_id, _, _, state, _ = context
+        else:
+            trace_id, span_id, state = context.trace_id, context.span_id, context.trace_state
         if trace_id != self._trace_id:
             self._trace_id, self._trace_field = trace_id, b"\x0a\x10" + trace_id.to_bytes(16, "big")
-        parts = [self._trace_field, b"\x12\x08" + context.span_id.to_bytes(8, "big")]
-        state = context.trace_state
+        head = self._trace_field + b"\x12\x08" + span_id.to_bytes(8, "big")
         if state:
-            parts.append(_text(b"\x1a", ",".join(f"{k}={v}" for k, v in state.items())))
+            head += _text(b"\x1a", ",".join(f"{k}={v}" for k, v in state.items()))
         if parent:
-            parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
-        parts.append(self._name(name))
-        parts.append(_KINDS[kind])
+            head += b"\x22\x08" + parent.span_id.to_bytes(8, "big")
+        head += self._names.get(name) or self._name(name)
+        head += _INTERNAL if kind is SpanKind.INTERNAL else _KINDS[kind]
         if start:
-            parts.append(b"\x39" + _fixed64(start))
+            head += b"\x39" + _fixed64(start)
         if end:
-            parts.append(b"\x41" + _fixed64(end))
+            head += b"\x41" + _fixed64(end)
+        parts = [head]
         if attributes:
-            parts.append(self._attributes(b"\x4a", attributes))
+            self._attributes_into(parts, b"\x4a", attributes)
         if dropped_attributes:
             parts.append(b"\x50" + _varint(dropped_attributes))
         for event in events:
@@ -284,16 +295,23 @@ class OtlpProtoEncoder:
             parts.append(_field(b"\x6a", self._link(link)))
         if dropped_links:
             parts.append(b"\x70" + _varint(dropped_links))
+        tail = _FLAGS_REMOTE if parent is not None and parent.is_remote else _FLAGS_LOCAL
         if status is not None:
-            code = status.status_code.value
-            if code or status.description:
-                message = _text(b"\x12", status.description or "")
-                parts.append(_field(b"\x7a", message + (b"\x18" + _varint(code) if code else b"")))
+            code = status.status_code
+            # By identity: `.value` and hashing are Python-level on an enum.
+            value = (
+                0 if code is _UNSET else 2 if code is _ERROR else 1 if code is _OK else code.value
+            )
+            description = status.description
+            if value or description:
+                message = _text(b"\x12", description or "")
+                code_field = b"\x18" + _varint(value) if value else b""
+                tail = _field(b"\x7a", message + code_field) + tail
             else:
-                parts.append(b"\x7a\x00")  # set, and empty: UNSET with no description
-        parts.append(_FLAGS_REMOTE if parent is not None and parent.is_remote else _FLAGS_LOCAL)
+                tail = b"\x7a\x00" + tail  # set, and empty: UNSET with no description
+        parts.append(tail)
         body = b"".join(parts)
-        return b"\x12" + _varint(len(body)) + body
+        return b"\x12" + _varint(len(body)), body
 
     def _name(self, name: str) -> bytes:
         """`Span.name` (field 5), remembered: a turn's spans share a few names."""
@@ -329,57 +347,73 @@ class OtlpProtoEncoder:
         """Each attribute as a `KeyValue` field with `tag`; the unencodable ones skipped."""
         if not attributes:
             return b""
+        out: list[bytes] = []
+        self._attributes_into(out, tag, attributes)
+        return b"".join(out)
+
+    def _attributes_into(self, out: list[bytes], tag: bytes, attributes: Mapping[str, Any]) -> None:
+        """`_attributes`, its pieces appended to `out` (a span's parts) instead of joined.
+
+        Each item is first looked up in the memory as it is: a short string's pair is
+        remembered under the item itself, `(key, value)`, and only a string (or a str
+        subclass, which encodes as the same string) equals a string, so an int, a bool or a
+        float never finds one. An unhashable value (a list, a mapping) is written by its type.
+        """
         pairs = self._pairs.get(tag)
         if pairs is None or len(pairs) >= _MAX_REMEMBERED:
             pairs = self._pairs[tag] = {}
-        out: list[bytes] = []
-        # A long string a span carries twice (arguments as `gen_ai.tool.call.arguments` and
-        # `input.value`, the result as `gen_ai.tool.call.result` and `output.value`): the
-        # same object, encoded once.
+        append = out.append
+        get = pairs.get
         last_text: object = None
-        last_value: tuple[bytes, ...] = ()
+        last_head = last_data = b""
+        last_size = 0
         for item in attributes.items():
+            try:
+                encoded = get(item)
+            except Exception:  # unhashable (TypeError), or a hash that fails
+                encoded = None
+            if encoded is not None:
+                append(encoded)
+                continue
             value = item[1]
             kind = type(value)
-            # The memory's keys: the (key, value) item itself for a short str, (key, type,
-            # value) for an int or a bool (True == 1: the type tells them apart). Floats are
-            # not kept (0.0 == -0.0).
             if kind is str:
                 if len(value) <= _SMALL:
-                    encoded = pairs.get(item)
-                    if encoded is None:
-                        encoded = self._pair(tag, item[0], value, pairs, item)
+                    encoded = self._pair(tag, item[0], value, pairs, item)
                     if encoded:
-                        out.append(encoded)
+                        append(encoded)
                     continue
-                # Tag, sizes and text go into the request's one join: the text is copied
-                # once, not thrice.
+                # A long string: the text goes into the request's one join as it is,
+                # after one piece of tag, sizes and key (copied once, not thrice). A span
+                # carries some twice (arguments as `gen_ai.tool.call.arguments` and
+                # `input.value`, the result as `gen_ai.tool.call.result` and
+                # `output.value`): the same object, encoded once.
                 try:
-                    encoded_key = self._keys.get(item[0]) or self._key(item[0])
-                    if value is last_text:
-                        encoded_value = last_value
-                    else:
-                        data = value.encode()
-                        size = len(data)
-                        body = (b"\x0a" + _varint(size), data)
-                        body_size = len(body[0]) + size
-                        encoded_value = (b"\x12" + _varint(body_size), *body)
-                        last_text, last_value = value, encoded_value
+                    key = self._keys.get(item[0]) or self._key(item[0])
+                    if value is not last_text:
+                        last_data = value.encode()
+                        size = len(last_data)
+                        text_size = _varint(size)
+                        body_size = _varint(size + 1 + len(text_size))
+                        last_head = b"\x12" + body_size + b"\x0a" + text_size
+                        last_size = len(last_head) + size
+                        last_text = value
                 except UnicodeEncodeError:  # a lone surrogate in the key or the text
                     _skipped("UnicodeEncodeError")
                     continue
-                pair_size = len(encoded_key) + len(encoded_value[0]) + len(encoded_value[1])
-                pair_size += len(encoded_value[2])
-                out.append(tag + _varint(pair_size) + encoded_key)
-                out.extend(encoded_value)
-            else:
-                remembered = (item[0], kind, value) if kind is int or kind is bool else None
-                encoded = pairs.get(remembered) if remembered is not None else None
-                if encoded is None:
-                    encoded = self._pair(tag, item[0], value, pairs, remembered)
+                append(tag + _varint(len(key) + last_size) + key + last_head)
+                append(last_data)
+            elif kind is int or kind is bool:
+                # (key, type, value): True == 1, the type tells them apart.
+                remembered = (item[0], kind, value)
+                encoded = get(remembered) or self._pair(tag, item[0], value, pairs, remembered)
                 if encoded:
-                    out.append(encoded)
-        return b"".join(out)
+                    append(encoded)
+            else:
+                # Floats are not remembered (0.0 == -0.0), nor anything else.
+                encoded = self._pair(tag, item[0], value, pairs, None)
+                if encoded:
+                    append(encoded)
 
     def _pair(
         self, tag: bytes, key: str, value: Any, pairs: dict[Any, bytes], remembered: Any
