@@ -7,11 +7,19 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from zeroclaw_obs.observability.chain import SpanStep
-from zeroclaw_obs.observability.events import EventIds
+from zeroclaw_obs.observability.events import (
+    NO_IDS,
+    Correlation,
+    EventIds,
+    ToolCall,
+    ToolOutcome,
+)
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.metrics.exposition import render_metrics, serve_metrics
 from zeroclaw_obs.observability.metrics.metrics import LABEL_LIMIT, HealthSource, MetricsObserver
@@ -382,6 +390,84 @@ class TestExemplars:
             registry, "zeroclaw_tool_calls_total", tool="get_weather", outcome="success"
         )
         assert 0 == metrics.errors
+
+
+def tool_call(tool: str, outcome: ToolOutcome, seconds: float) -> ToolCall:
+    """A `ToolCall` event with the fields metrics read."""
+    return ToolCall(
+        correlation=Correlation(turn_id="t1", channel="cli", agent_alias="a"),
+        iteration=1,
+        tool_call_id="c",
+        tool=tool,
+        known_tool=True,
+        provenance="native",
+        outcome=outcome,
+        success=outcome is ToolOutcome.SUCCESS,
+        arguments="{}",
+        result="",
+        start_time_ns=1,
+        time_ns=2,
+        duration_s=seconds,
+    )
+
+
+def exposition_without_times(registry: CollectorRegistry) -> list[str]:
+    """The OpenMetrics exposition, exemplars included, without the timestamps (each
+    exemplar's and the `_created` samples), which tell apart only when each was made."""
+    lines = render_metrics(registry, openmetrics=True).decode().splitlines()
+    return [
+        line.rsplit(" ", 1)[0] if " # {" in line else line
+        for line in lines
+        if "_created{" not in line and "_created " not in line
+    ]
+
+
+CALLS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from([ToolOutcome.SUCCESS, ToolOutcome.ERROR]),
+        st.sampled_from([0.001, 0.01, 0.3, 0.4, 99.0, 1e9, float("nan"), float("inf")]),
+        st.one_of(st.none(), st.integers(0, 999)),
+    ),
+    max_size=40,
+)
+"""Tool calls: two tools, two outcomes, durations on, between and past the bounds (NaN too),
+each with a span id or none."""
+
+
+class TestDeferredExemplars:
+    @settings(max_examples=100, deadline=None)
+    @given(CALLS)
+    def test_a_batch_exposes_what_one_call_at_a_time_exposes(self, calls):
+        """Deferred, the calls of a batch set only the exemplars no later call replaces: the
+        exposition (counts, sums, buckets, and the exemplar on each series and bucket) is
+        the one recording every call's exemplar gives."""
+        direct, batched = CollectorRegistry(), CollectorRegistry()
+        one_by_one = MetricsObserver(direct)
+        deferred = MetricsObserver(batched, deferred=True)
+        for tool, outcome, seconds, span in calls:
+            ids = NO_IDS if span is None else EventIds(span=(f"{span:032x}", f"{span:016x}"))
+            event = tool_call(tool, outcome, seconds)
+            one_by_one.record(event, ids)
+            deferred.record(event, ids)
+        assert deferred.force_flush(5)
+        assert exposition_without_times(direct) == exposition_without_times(batched)
+        assert deferred.shutdown(5)
+
+    def test_the_latest_exemplar_of_each_bucket_is_kept(self, registry):
+        """Three calls in one bucket and one in another, then one without ids: the counter
+        shows the third call's exemplar, each bucket its own latest."""
+        deferred = MetricsObserver(registry, deferred=True)
+        for n, seconds in enumerate([0.3, 0.3, 0.3, 99.0]):
+            ids = EventIds(span=("1" * 32, f"{n + 1:016x}"))
+            deferred.record(tool_call("a", ToolOutcome.SUCCESS, seconds), ids)
+        deferred.record(tool_call("a", ToolOutcome.SUCCESS, 0.3), NO_IDS)
+        assert deferred.force_flush(5)
+        bucket = openmetrics_exemplars(registry, "zeroclaw_tool_duration_seconds_bucket")
+        counter = openmetrics_exemplars(registry, "zeroclaw_tool_calls_total")
+        assert ["0000000000000003", "0000000000000004"] == [e["span_id"] for e in bucket]
+        assert ["0000000000000004"] == [e["span_id"] for e in counter]
+        assert deferred.shutdown(5)
 
 
 class TestProtocols:

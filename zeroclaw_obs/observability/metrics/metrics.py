@@ -26,12 +26,17 @@ Risky parts:
   turns only: a delegated turn (its `parent_agent_alias` set) is inside its parent's turn and
   its `delegate` call; counting it too would make one user message two turns.
 - Exemplar ids come with each event from the span step of the telemetry chain
-  (`observability/chain.py`: `record(event, ids)`), which has seen the event first.
+  (`observability/chain.py`: `record(event, ids)`), which has seen the event first. A series
+  or bucket shows only its latest exemplar, so a deferred batch sets each one once, from the
+  latest tool call that has one (`MetricsObserver._tool_plan`): the same exposition, without
+  an exemplar validated and timestamped per call only to be overwritten by the next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import math
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -149,6 +154,17 @@ class _Pending:
 
 APPLY_WAIT_S = 1.0
 """The longest a read of the registry waits for queued events to be applied."""
+
+
+_TOOL_BOUNDS = (*map(float, TOOL_DURATION_BUCKETS), math.inf)
+"""The tool histogram's upper bounds, as `Histogram` keeps them (+Inf appended)."""
+
+
+def _tool_bucket(seconds: float) -> int | None:
+    """The bucket `Histogram.observe` sets an exemplar on: the first bound `seconds` is at
+    most (None for NaN, which is in no bucket)."""
+    i = bisect_left(_TOOL_BOUNDS, seconds)
+    return i if i < len(_TOOL_BOUNDS) and seconds <= _TOOL_BOUNDS[i] else None
 
 
 def _exemplar(ids: Ids | None) -> dict[str, str] | None:
@@ -378,15 +394,49 @@ class MetricsObserver:
         return True if self._pending is None else self._pending.shutdown(timeout_s)
 
     def _apply(self, batch: list[tuple[Any, EventIds]]) -> bool:
-        """The worker: each queued event counted, in order."""
+        """The worker: each queued event counted, in order.
+
+        A tool call's exemplars are set only where no later call of the batch replaces them
+        (`_tool_plan`): each series and bucket keeps its latest exemplar only, so the
+        exposition is the one setting every call's would give, without prometheus_client
+        validating and timestamping an exemplar that the next call overwrites.
+        """
         handlers = self._handlers
-        for event, ids in batch:
-            self._count(handlers[type(event)], event, ids)
+        plans = self._tool_plan(batch)
+        for n, (event, ids) in enumerate(batch):
+            plan = plans.get(n)
+            if plan is None:
+                self._count(handlers[type(event)], event, ids)
+            else:
+                self._count(self._tool_call, event, ids, *plan)
         return True
 
-    def _count(self, handler: Callable[[Any, EventIds], None], event: Any, ids: EventIds) -> None:
+    def _tool_plan(
+        self, batch: Sequence[tuple[Any, EventIds]]
+    ) -> dict[int, tuple[str, bool, bool]]:
+        """For each tool call of `batch` (by index): its `tool` label, and whether it sets the
+        exemplar of its counter series, and of its duration bucket. A call sets one unless a
+        later call in the batch sets one on the same series (same tool label and outcome) or
+        on the same bucket of it; a call without a span id sets none (and replaces none)."""
+        plans: dict[int, tuple[str, bool, bool]] = {}
+        series: dict[tuple[str, str], int] = {}
+        buckets: dict[tuple[str, str, int | None], int] = {}
+        for n, (event, ids) in enumerate(batch):
+            if type(event) is ToolCall:
+                tool = self._tool(event.tool, known=event.known_tool)
+                plans[n] = (tool, False, False)
+                if ids.span is not None:
+                    series[tool, event.outcome] = n
+                    buckets[tool, event.outcome, _tool_bucket(event.duration_s)] = n
+        for n in series.values():
+            plans[n] = (plans[n][0], True, False)
+        for n in buckets.values():
+            plans[n] = (plans[n][0], plans[n][1], True)
+        return plans
+
+    def _count(self, handler: Callable[..., None], event: Any, ids: EventIds, *plan: Any) -> None:
         try:
-            handler(event, ids)
+            handler(event, ids, *plan)
         except Exception:
             self.errors += 1
             if self._health is not None:
@@ -437,11 +487,18 @@ class MetricsObserver:
         self._tokens(provider, model, "output").inc(event.output_tokens)
 
     def _on_tool_call(self, event: ToolCall, ids: EventIds) -> None:
-        exemplar = _exemplar(ids.span)
-        tool = self._tool(event.tool, known=event.known_tool)
+        self._tool_call(event, ids, self._tool(event.tool, known=event.known_tool), True, True)
+
+    def _tool_call(
+        self, event: ToolCall, ids: EventIds, tool: str, on_series: bool, on_bucket: bool
+    ) -> None:
+        """A tool call counted, with its exemplar on its series and its bucket where asked."""
+        exemplar = _exemplar(ids.span) if on_series or on_bucket else None
         outcome = event.outcome.value
-        self._tool_calls(tool, outcome).inc(exemplar=exemplar)
-        self._tool_duration(tool, outcome).observe(event.duration_s, exemplar=exemplar)
+        self._tool_calls(tool, outcome).inc(exemplar=exemplar if on_series else None)
+        self._tool_duration(tool, outcome).observe(
+            event.duration_s, exemplar=exemplar if on_bucket else None
+        )
         if event.receipt is not None:
             self._receipts(tool).inc()
         if event.redaction_counts:
