@@ -174,6 +174,7 @@ def add_event_time(logger: WrappedLogger, method_name: str, event_dict: EventDic
     return event_dict
 
 
+_modf = math.modf
 _MAX_FAST_SECOND = 253402300800
 """The first second of the year 10000, which `datetime` cannot show."""
 _last_second: tuple[int, str] = (-1, "")
@@ -185,7 +186,7 @@ def iso_utc(when: float) -> str:
     time of day formatted once per second: the microseconds are rounded as `datetime` rounds
     them (half to even), and shown only when not 0, as `isoformat` does."""
     global _last_second
-    fraction, whole = math.modf(when)
+    fraction, whole = _modf(when)
     micro = round(fraction * 1e6)
     second = int(whole)
     if micro >= 1_000_000:
@@ -197,7 +198,8 @@ def iso_utc(when: float) -> str:
     if second != last:
         shown = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
         _last_second = (second, shown)
-    return f"{shown}.{micro:06d}Z" if micro else f"{shown}Z"
+    # `%` formats the microseconds in ~2/3 of the time an f-string takes.
+    return "%s.%06dZ" % (shown, micro) if micro else shown + "Z"  # noqa: UP031
 
 
 def _pre_render(redacting: RedactingProcessor) -> list[Processor]:

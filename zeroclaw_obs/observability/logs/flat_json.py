@@ -13,8 +13,9 @@ The JSON is made of the stdlib encoder's own pieces (`encode_basestring_ascii`, 
 `float.__repr__`, its separators); anything else (a container, an object, a long integer, a
 float that is not finite, a key set the redactor does not read field by field) is left to the
 chain. Only strings the redactor returned unchanged are remembered, so no secret is held
-here; an id kept because it has its field's exact form is never remembered here, since it
-holds under that key alone (`FlatRecordRedactor.is_generated` remembers it per key).
+here; an id kept because it has its field's exact form (`FlatRecordRedactor.is_generated`)
+holds under that key alone and is remembered with it, as the pair `(key, id)`: a string in a
+field is looked up by itself, so it never meets a pair.
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ class FlatJsonRenderer:
         max_layouts: int = 256,
     ) -> None:
         self._records = records
-        self._texts: dict[str, str] = {}
-        """Strings the redactor left unchanged, each with its JSON."""
+        self._texts: dict[str | tuple[str, str], str] = {}
+        """Strings the redactor left unchanged, and `(key, id)` for ids kept in their
+        field's exact form, each with its JSON."""
         self._max_texts = max_texts
         self._max_text_length = max_text_length
         self._layouts: dict[tuple[Any, ...], str] = {}
@@ -114,16 +116,26 @@ class FlatJsonRenderer:
 
     def _text(self, key: str, value: str) -> str:
         """The JSON of `value` under `key` as the chain writes it: an id in its field's
-        exact form as it is, anything else redacted; remembered when the redactor left it."""
+        exact form as it is (remembered for that key: `(key, value)`), anything else
+        redacted (remembered when the redactor left it as it is)."""
+        texts = self._texts
+        text = texts.get((key, value))
+        if text is not None:
+            return text
         if self._records.is_generated(key, value):
-            return _quote(value)
+            text = _quote(value)
+            self._remember((key, value), text)
+            return text
         redacted = self._records.redact_text(value)
         text = _quote(redacted)
         if redacted == value and len(value) <= self._max_text_length:
-            if len(self._texts) >= self._max_texts:
-                self._texts.clear()  # the bound
-            self._texts[value] = text
+            self._remember(value, text)
         return text
+
+    def _remember(self, known: str | tuple[str, str], text: str) -> None:
+        if len(self._texts) >= self._max_texts:
+            self._texts.clear()  # the bound
+        self._texts[known] = text
 
     def _layout(self, keys: tuple[Any, ...]) -> str:
         """The `%` template of lines with these keys: each quoted key, `: ` and a `%s`, joined

@@ -286,17 +286,17 @@ class LogObserver:
         c = event.correlation
         counts = event.redaction_counts
         fields = _call_head(event, event_ids)
-        fields |= {
-            "known_tool": event.known_tool,
-            "outcome": event.outcome.value,
-            "success": event.success,
-            "duration_ms": _ms(event.duration_s),
-            "error_type": event.error_type,
-            "receipt": event.receipt,
-            "truncated_chars": event.truncated_chars,
-            "truncated_bytes": event.truncated_bytes,
-            "redactions": sum(counts.values()) if counts else 0,
-        }
+        # Set one by one: no second dict to build and merge. `_value_` is the enum's value
+        # without the `value` property's descriptor call.
+        fields["known_tool"] = event.known_tool
+        fields["outcome"] = event.outcome._value_
+        fields["success"] = event.success
+        fields["duration_ms"] = _ms(event.duration_s)
+        fields["error_type"] = event.error_type
+        fields["receipt"] = event.receipt
+        fields["truncated_chars"] = event.truncated_chars
+        fields["truncated_bytes"] = event.truncated_bytes
+        fields["redactions"] = sum(counts.values()) if counts else 0
         if c.parent_agent_alias is not None:
             fields["parent_agent_alias"] = c.parent_agent_alias
         if self._capture:

@@ -121,13 +121,15 @@ class QueuedLogger:
     def _render_and_write(self, writer: LineWriter, batch: list[_Queued]) -> None:
         """Every line of the batch rendered, then written in one go."""
         render, render_own = writer.render, writer.render_own
+        least = self._level
         rendered: list[str] = []
+        append = rendered.append
         urgent = False
         for first, second, third in batch:
             # A queued line through the whole chain; an observer's lines straight.
             own = type(first) is not int
             for level, event, fields in second(*third) if own else ((first, second, third),):
-                if level < self._level:
+                if level < least:
                     continue
                 try:
                     if own:
@@ -138,8 +140,9 @@ class QueuedLogger:
                     self._health.increment(HealthCounter.DROPPED, Signal.LOGS)
                     continue
                 if line is not None:
-                    rendered.append(line)
-                    urgent = urgent or level >= logging.WARNING
+                    append(line)
+                    if level >= _WARNING:
+                        urgent = True
         try:
             writer.write(rendered, urgent=urgent)
         except Exception:
@@ -148,6 +151,7 @@ class QueuedLogger:
 
 
 _now = time.time
+_WARNING = logging.WARNING
 
 _Queued = tuple[Any, Any, Any]
 """A queued line `(level, event, fields)`, or `(timestamp, make, args)` for `defer`."""
