@@ -150,7 +150,8 @@ class BufferedWriteLogger(structlog.WriteLogger):
         if not messages:
             return
         with self._lock:
-            self._write("\n".join(messages) + "\n")
+            # Joined with an empty last line: one copy of the batch, not a second for "\n".
+            self._write("\n".join([*messages, ""]))
             if urgent or time.monotonic() >= self._next_flush:
                 self._flush_locked()
 

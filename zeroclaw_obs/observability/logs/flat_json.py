@@ -35,8 +35,6 @@ _CARD = 10**12
 `FlatRecordRedactor`): such a line is left to the chain."""
 
 _quote = json.encoder.encode_basestring_ascii
-_int_json = int.__repr__
-_float_json = float.__repr__
 
 
 class FlatJsonRenderer:
@@ -95,17 +93,16 @@ class FlatJsonRenderer:
         for key, value in fields.items():
             kind = type(value)
             if kind is str:
-                text = texts.get(value)
-                if text is None:
-                    text = self._text(key, value)
+                # A clean string by itself, then an id as the pair (key, id), then the scan.
+                text = texts.get(value) or texts.get((key, value)) or self._text(key, value)
             elif kind is int and -_CARD < value < _CARD:
-                text = _int_json(value)
+                text = repr(value)  # the exact type: `int.__repr__`, as the encoder writes
             elif kind is bool:
                 text = "true" if value else "false"
             elif value is None:
                 text = "null"
             elif kind is float and value - value == 0.0:  # finite: NaN and ±inf fail
-                text = _float_json(value)
+                text = repr(value)
             else:
                 return None
             append(text)
@@ -115,13 +112,9 @@ class FlatJsonRenderer:
         return layout % tuple(parts)
 
     def _text(self, key: str, value: str) -> str:
-        """The JSON of `value` under `key` as the chain writes it: an id in its field's
-        exact form as it is (remembered for that key: `(key, value)`), anything else
-        redacted (remembered when the redactor left it as it is)."""
-        texts = self._texts
-        text = texts.get((key, value))
-        if text is not None:
-            return text
+        """The JSON of `value` under `key` as the chain writes it, when `render` does not
+        remember it: an id in its field's exact form as it is (remembered for that key, as
+        `(key, value)`), anything else redacted (remembered when the redactor left it)."""
         if self._records.is_generated(key, value):
             text = _quote(value)
             self._remember((key, value), text)
