@@ -377,6 +377,17 @@ class TestRuntimeSpanCleanTexts:
         assert {"out": listed, "user": f"key {MASK}"} == shipped[0]
         assert redactor.seen.get(copy)  # the copy (and the plain span's text) were scanned
 
+    def test_only_the_very_listed_object_is_taken_as_clean(self):
+        """An equal copy of a listed text is no listed text: listed wrongly (it holds a
+        secret), the copy on the span is still found and scrubbed."""
+        raw = "".join(["token ", SECRET])
+        copy = "".join(["token ", SECRET])
+        memory = InMemorySpanExporter()
+        guard = RedactingSpanExporter(memory, Redactor())
+        guard.export([self.runtime_span({"out": copy}, (raw,))])
+        (shipped,) = memory.get_finished_spans()
+        assert {"out": f"token {MASK}"} == dict(shipped.attributes)
+
     def test_a_listed_text_with_a_secret_is_still_scrubbed_by_the_steps(self):
         """Listing changes only the clean check: a span that needs the steps gets them all."""
         redactor = Redactor()

@@ -354,20 +354,30 @@ class RedactingSpanExporter(SpanExporter):
         """Whether the default steps would leave `span` as it is: every string they scrub —
         the name, string attributes and string items of sequences, event names and
         attributes, link attributes, the status description — is clean."""
-        unchanged = self._clean.unchanged  # type: ignore[union-attr]
-        attributes = span.attributes
+        clean = self._clean
+        unchanged = clean.unchanged  # type: ignore[union-attr]
+        if type(span) is RuntimeSpan or type(span) is ReadableSpan:
+            # What the SDK and the build worker hand on: its fields read directly, not
+            # through properties that wrap the attributes and copy events and links.
+            name, attributes, status = span._name, span._attributes, span._status
+            events, links = span._events, span._links
+        else:
+            name, attributes, status = span.name, span.attributes, span.status
+            events, links = span.events, span.links
         trusted: tuple[object, ...] = (_runtime_receipt(span, attributes),)
         if type(span) is RuntimeSpan:
             trusted += span.clean_texts
-        if not unchanged(span.name) or not self._clean_attributes(attributes, trusted):
+        if name not in clean.young and not unchanged(name):  # type: ignore[union-attr]
             return False
-        for event in span.events:
+        if not self._clean_attributes(attributes, trusted):
+            return False
+        for event in events:
             if not unchanged(event.name) or not self._clean_attributes(event.attributes):
                 return False
-        for link in span.links:
+        for link in links:
             if not self._clean_attributes(link.attributes):
                 return False
-        description = span.status.description
+        description = status.description
         return not description or unchanged(description)
 
     def _clean_attributes(
@@ -380,10 +390,16 @@ class RedactingSpanExporter(SpanExporter):
             return True
         unchanged = self._clean.unchanged  # type: ignore[union-attr]
         known = self._clean.young  # type: ignore[union-attr]  # a quick first look
+        trusted_ids: set[int] | None = None
         for value in attributes.values():
             kind = type(value)
             if kind is str:
-                if value in known or any(value is t for t in trusted):
+                if value in known:
+                    continue
+                # By identity: the ids of objects the span holds are theirs alone.
+                if trusted_ids is None:
+                    trusted_ids = set(map(id, trusted))
+                if id(value) in trusted_ids:
                     continue
                 if not unchanged(value):  # type: ignore[arg-type]
                     return False
