@@ -135,7 +135,8 @@ class FlatJsonRenderer:
         by `, ` as the encoder joins them; '' when the redactor does not read such a record
         field by field or the fields hold one of the three that end every line."""
         layout = ""
-        if not any(key in _TAIL for key in keys) and self._records.is_flat(keys + _TAIL):
+        # `is_flat` first: it answers False for a key that is not a string, compared to nothing.
+        if self._records.is_flat(keys + _TAIL) and not any(key in _TAIL for key in keys):
             quoted = [_quote(key).replace("%", "%%") + ": %s" for key in keys]
             quoted += ['"timestamp": "%s"', '"event": %s', '"level": %s']
             layout = "{" + ", ".join(quoted) + "}"

@@ -14,11 +14,12 @@ Risky parts:
 - The turn's path pays for a tuple and a queue append per event, no more: `LogObserver` hands
   the event, its span ids and the time to `QueuedLogger`'s bounded queue, and one worker
   thread builds the fields, runs the processors (redaction included; `LineWriter`, without
-  structlog's per-line bound-logger plumbing) and writes each batch in one go. A full queue
-  drops lines and counts them (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never
-  blocks the turn. Lines are written when half the queue is used, at the end of every turn,
-  every `schedule_delay_s`, and at shutdown (with a deadline): a process killed outright
-  loses the lines of the last second.
+  structlog's per-line bound-logger plumbing, redacts and encodes our flat lines in one pass:
+  `flat_json.FlatJsonRenderer`) and writes each batch in one go. A full queue drops lines
+  and counts them (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never blocks the
+  turn. Lines are written when half the queue is used, at the end of every turn, every
+  `schedule_delay_s`, and at shutdown (with a deadline): a process killed outright loses the
+  lines of the last second.
 """
 
 from __future__ import annotations
