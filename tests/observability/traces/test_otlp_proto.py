@@ -266,6 +266,15 @@ class TestEncodeOtlpProto:
             spans = [span_with(attributes=attributes)]
             assert sdk_bytes(spans) == encoder.encode(spans)
 
+    @pytest.mark.parametrize("size", [65, 125, 126, 127, 128, 16378, 16380, 16381, 16384, 20000])
+    def test_a_long_text_of_any_size_is_written_with_its_sizes(self, size):
+        """Around the sizes where a text's size, or its value's, takes one more varint byte:
+        the SDK's bytes, from a fresh encoder and from one that wrote that size before."""
+        encoder = OtlpProtoEncoder()
+        for text in ("a" * size, "b" * size, "é" * (size // 2)):
+            spans = [span_with(attributes={"k": text, "same": text})]
+            assert sdk_bytes(spans) == encoder.encode(spans) == encode_otlp_proto(spans)
+
     def test_a_long_text_under_two_keys_is_written_under_each(self):
         """The same long text object under two keys, an equal copy under a third, and another
         text between them: each pair as the SDK's encoder writes it."""

@@ -98,6 +98,22 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+_TEXT_HEADS: dict[int, bytes] = {}
+"""`_text_head` by size, for sizes under 16 KB: at most 16,384 entries, kept for the process."""
+
+
+def _text_head(size: int) -> bytes:
+    """What precedes `size` bytes of text as a `KeyValue`'s value: the `value` tag and the
+    `AnyValue`'s size, the `string_value` tag and the text's size."""
+    head = _TEXT_HEADS.get(size)
+    if head is None:
+        text_size = _varint(size)
+        head = b"\x12" + _varint(size + 1 + len(text_size)) + b"\x0a" + text_size
+        if size < 0x4000:
+            _TEXT_HEADS[size] = head
+    return head
+
+
 def _field(tag: bytes, body: bytes) -> bytes:
     """A length-delimited field: its tag, the body's length, the body."""
     return tag + _varint(len(body)) + body
@@ -393,9 +409,7 @@ class OtlpProtoEncoder:
                     if value is not last_text:
                         last_data = value.encode()
                         size = len(last_data)
-                        text_size = _varint(size)
-                        body_size = _varint(size + 1 + len(text_size))
-                        last_head = b"\x12" + body_size + b"\x0a" + text_size
+                        last_head = _TEXT_HEADS.get(size) or _text_head(size)
                         last_size = len(last_head) + size
                         last_text = value
                 except UnicodeEncodeError:  # a lone surrogate in the key or the text
