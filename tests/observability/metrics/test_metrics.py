@@ -392,7 +392,9 @@ class TestExemplars:
         assert 0 == metrics.errors
 
 
-def tool_call(tool: str, outcome: ToolOutcome, seconds: float) -> ToolCall:
+def tool_call(
+    tool: str, outcome: ToolOutcome, seconds: float, receipt: str | None = None
+) -> ToolCall:
     """A `ToolCall` event with the fields metrics read."""
     return ToolCall(
         correlation=Correlation(turn_id="t1", channel="cli", agent_alias="a"),
@@ -408,6 +410,7 @@ def tool_call(tool: str, outcome: ToolOutcome, seconds: float) -> ToolCall:
         start_time_ns=1,
         time_ns=2,
         duration_s=seconds,
+        receipt=receipt,
     )
 
 
@@ -428,11 +431,12 @@ CALLS = st.lists(
         st.sampled_from([ToolOutcome.SUCCESS, ToolOutcome.ERROR]),
         st.sampled_from([0.001, 0.01, 0.3, 0.4, 99.0, 1e9, float("nan"), float("inf")]),
         st.one_of(st.none(), st.integers(0, 999)),
+        st.one_of(st.none(), st.just("zc-receipt")),
     ),
     max_size=40,
 )
 """Tool calls: two tools, two outcomes, durations on, between and past the bounds (NaN too),
-each with a span id or none."""
+each with a span id or none, with a receipt or none."""
 
 
 class TestDeferredExemplars:
@@ -441,13 +445,13 @@ class TestDeferredExemplars:
     def test_a_batch_exposes_what_one_call_at_a_time_exposes(self, calls):
         """Deferred, the calls of a batch set only the exemplars no later call replaces: the
         exposition (counts, sums, buckets, and the exemplar on each series and bucket) is
-        the one recording every call's exemplar gives."""
+        the one recording every call's exemplar gives, series in the same order."""
         direct, batched = CollectorRegistry(), CollectorRegistry()
         one_by_one = MetricsObserver(direct)
         deferred = MetricsObserver(batched, deferred=True)
-        for tool, outcome, seconds, span in calls:
+        for tool, outcome, seconds, span, receipt in calls:
             ids = NO_IDS if span is None else EventIds(span=(f"{span:032x}", f"{span:016x}"))
-            event = tool_call(tool, outcome, seconds)
+            event = tool_call(tool, outcome, seconds, receipt)
             one_by_one.record(event, ids)
             deferred.record(event, ids)
         assert deferred.force_flush(5)

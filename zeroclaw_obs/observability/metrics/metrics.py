@@ -174,6 +174,16 @@ def _exemplar(ids: Ids | None) -> dict[str, str] | None:
     return {"trace_id": trace_id, "span_id": span_id}
 
 
+_Tally = dict[Any, int]
+"""Counter increments added up over a batch, by counter series (a labelled child; looked up
+at each event all the same, so that series are created, and exposed, in the same order)."""
+
+
+def _add_up(child: Counter, count: int) -> None:
+    """A tally's `count` added to its counter series."""
+    child.inc(count)
+
+
 class _Children:
     """A labelled metric's children by label values, each looked up from the metric once.
 
@@ -399,16 +409,21 @@ class MetricsObserver:
         A tool call's exemplars are set only where no later call of the batch replaces them
         (`_tool_plan`): each series and bucket keeps its latest exemplar only, so the
         exposition is the one setting every call's would give, without prometheus_client
-        validating and timestamping an exemplar that the next call overwrites.
+        validating and timestamping an exemplar that the next call overwrites. The tool
+        calls' counters without an exemplar to set are added up over the batch and
+        incremented once per series (`_Tally`): whole counts, so the sums are exact.
         """
         handlers = self._handlers
         plans = self._tool_plan(batch)
+        tally: _Tally = {}
         for n, (event, ids) in enumerate(batch):
             plan = plans.get(n)
             if plan is None:
                 self._count(handlers[type(event)], event, ids)
             else:
-                self._count(self._tool_call, event, ids, *plan)
+                self._count(self._tool_call, event, ids, *plan, tally)
+        for child, count in tally.items():
+            self._count(_add_up, child, count)
         return True
 
     def _tool_plan(
@@ -490,17 +505,32 @@ class MetricsObserver:
         self._tool_call(event, ids, self._tool(event.tool, known=event.known_tool), True, True)
 
     def _tool_call(
-        self, event: ToolCall, ids: EventIds, tool: str, on_series: bool, on_bucket: bool
+        self,
+        event: ToolCall,
+        ids: EventIds,
+        tool: str,
+        on_series: bool,
+        on_bucket: bool,
+        tally: _Tally | None = None,
     ) -> None:
-        """A tool call counted, with its exemplar on its series and its bucket where asked."""
+        """A tool call counted, with its exemplar on its series and its bucket where asked;
+        with a `tally`, its counters without an exemplar are added there instead."""
         exemplar = _exemplar(ids.span) if on_series or on_bucket else None
         outcome = event.outcome.value
-        self._tool_calls(tool, outcome).inc(exemplar=exemplar if on_series else None)
+        series = self._tool_calls(tool, outcome)
+        if on_series or tally is None:
+            series.inc(exemplar=exemplar if on_series else None)
+        else:
+            tally[series] = tally.get(series, 0) + 1
         self._tool_duration(tool, outcome).observe(
             event.duration_s, exemplar=exemplar if on_bucket else None
         )
         if event.receipt is not None:
-            self._receipts(tool).inc()
+            receipts = self._receipts(tool)
+            if tally is None:
+                receipts.inc()
+            else:
+                tally[receipts] = tally.get(receipts, 0) + 1
         if event.redaction_counts:
             self.count_redactions(event.redaction_counts, _TOOL_RESULT_SURFACE)
 
