@@ -55,6 +55,8 @@ _SDK_RATIO_SAMPLERS = (sampling.TraceIdRatioBased, sampling.ParentBasedTraceIdRa
 
 
 _PLAIN = frozenset({str, bool, int, float})
+_UNSET = Status(StatusCode.UNSET)
+"""The status a span starts with (a `Status` never changes: one serves every span)."""
 _REFUSED = object()
 
 
@@ -76,7 +78,7 @@ class DirectSpan:
         self.limits = limits
         self.attributes: dict[str, Any] = {}
         self.events: list[Event] = []
-        self.status = Status(StatusCode.UNSET)
+        self.status = _UNSET
 
     def set_all(self, attributes: Mapping[str, Any]) -> bool:
         limits = self.limits
