@@ -58,6 +58,7 @@ from ..events import (
     LoopSeverity,
     ObserverEvent,
     ToolCall,
+    ToolOutcome,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
 
@@ -93,6 +94,10 @@ TURN_DURATION_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
 APPROVAL_WAIT_BUCKETS = (0.01, 0.1, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600)
 """Seconds: a scripted answer (milliseconds) up to a human who came back an hour later."""
+
+_OUTCOME_VALUES = {outcome: outcome.value for outcome in ToolOutcome}
+"""Each outcome's value as a plain `str` (a dict lookup: `.value` is a Python-level
+property, read for every tool call)."""
 
 _OTHER = "other"
 # The label values these free-string fields may take: the enums of `events.py`, defined once
@@ -516,7 +521,7 @@ class MetricsObserver:
         """A tool call counted, with its exemplar on its series and its bucket where asked;
         with a `tally`, its counters without an exemplar are added there instead."""
         exemplar = _exemplar(ids.span) if on_series or on_bucket else None
-        outcome = event.outcome.value
+        outcome = _OUTCOME_VALUES[event.outcome]
         series = self._tool_calls(tool, outcome)
         if on_series or tally is None:
             series.inc(exemplar=exemplar if on_series else None)

@@ -96,6 +96,10 @@ TURN_ERROR_TYPES: dict[TurnOutcomeKind, str] = {
 """Turn outcomes that set status ERROR. `max_iterations` only when it ended in an error
 (`error_at_cap`); a graceful summary, a final answer and a user's cancel are not errors."""
 
+_OUTCOME_VALUES = {outcome: outcome.value for outcome in ToolOutcome}
+"""Each outcome's value as a plain `str` (a dict lookup: `.value` is a Python-level
+property, read for every tool span)."""
+
 DESCRIPTION_LIMIT = 256
 """Status descriptions are cut here: they are summaries, the full text is in the result."""
 
@@ -212,7 +216,7 @@ def tool_start_attributes(event: ToolCallStart | ToolCall, *, capture: bool) -> 
 def tool_end_attributes(event: ToolCall, *, capture: bool) -> dict[str, Any]:
     """What `execute_tool` gets at its end (a failure's error type is the observer's)."""
     attributes: dict[str, Any] = {
-        "zeroclaw.tool.outcome": event.outcome.value,
+        "zeroclaw.tool.outcome": _OUTCOME_VALUES[event.outcome],
         "zeroclaw.tool.truncated_bytes": event.truncated_bytes,
         "zeroclaw.redaction.count": sum(event.redaction_counts.values()),
     }
