@@ -275,6 +275,17 @@ class TestEncodeOtlpProto:
             spans = [span_with(attributes={"k": text, "same": text})]
             assert sdk_bytes(spans) == encoder.encode(spans) == encode_otlp_proto(spans)
 
+    def test_a_status_shared_by_spans_is_written_for_each(self):
+        """Spans sharing one `Status` object (as the runtime's do), then others, with and
+        without a description, one after the other: each span's status as the SDK writes it."""
+        unset, error = Status(StatusCode.UNSET), Status(StatusCode.ERROR, "boom")
+        statuses = [unset, unset, error, error, unset, Status(StatusCode.OK), unset, None]
+        spans = [span_with(status=status, start_time=5, end_time=9) for status in statuses]
+        encoder = OtlpProtoEncoder()
+        for _ in range(2):
+            assert sdk_bytes(spans[:-1]) == encoder.encode(spans[:-1])
+            assert encode_otlp_proto(spans) == encoder.encode(spans)
+
     def test_a_long_text_under_two_keys_is_written_under_each(self):
         """The same long text object under two keys, an equal copy under a third, and another
         text between them: each pair as the SDK's encoder writes it."""

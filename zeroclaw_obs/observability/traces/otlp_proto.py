@@ -72,6 +72,8 @@ _MAX_REMEMBERED = 8192
 """Remembered keys and pairs per encoder; the memory starts over beyond this."""
 
 _fixed64 = struct.Struct("<Q").pack
+_times = struct.Struct("<BQBQ").pack
+"""`start_time_unix_nano` and `end_time_unix_nano` (fields 7 and 8) with their tags."""
 _double = struct.Struct("<d").pack
 _BYTE = tuple(bytes((n,)) for n in range(128))
 
@@ -171,6 +173,18 @@ def _dropped(items: Any, bounded: type) -> int:
     return items.dropped if isinstance(items, bounded) else 0
 
 
+def _status(status: Any) -> bytes:
+    """`Span.status` (field 15): always set, empty for UNSET with no description."""
+    code = status.status_code
+    # By identity: `.value` and hashing are Python-level on an enum.
+    value = 0 if code is _UNSET else 2 if code is _ERROR else 1 if code is _OK else code.value
+    description = status.description
+    if not value and not description:
+        return b"\x7a\x00"
+    message = _text(b"\x12", description or "")
+    return _field(b"\x7a", message + (b"\x18" + _varint(value) if value else b""))
+
+
 def _ids(context: SpanContext) -> bytes:
     """`trace_id` (field 1) and `span_id` (field 2) of a span or a link."""
     return (
@@ -203,6 +217,8 @@ class OtlpProtoEncoder:
         self._names: dict[str, bytes] = {}
         self._trace_id = -1
         self._trace_field = b""
+        self._status: object = None
+        self._status_field = b""
 
     def encode(self, spans: Sequence[ReadableSpan]) -> bytes:
         """The request for `spans`, grouped by resource, then by instrumentation scope, in order
@@ -290,13 +306,22 @@ class OtlpProtoEncoder:
         head = self._trace_field + b"\x12\x08" + span_id.to_bytes(8, "big")
         if state:
             head += _text(b"\x1a", ",".join(f"{k}={v}" for k, v in state.items()))
+        remote = False
         if parent:
-            head += b"\x22\x08" + parent.span_id.to_bytes(8, "big")
+            if type(parent) is SpanContext:
+                _, parent_id, remote, _, _, _ = parent
+            else:
+                parent_id, remote = parent.span_id, parent.is_remote
+            head += b"\x22\x08" + parent_id.to_bytes(8, "big")
+        elif parent is not None:
+            remote = parent.is_remote
         head += self._names.get(name) or self._name(name)
         head += _INTERNAL if kind is SpanKind.INTERNAL else _KINDS[kind]
-        if start:
+        if start and end:
+            head += _times(0x39, start, 0x41, end)
+        elif start:
             head += b"\x39" + _fixed64(start)
-        if end:
+        elif end:
             head += b"\x41" + _fixed64(end)
         parts = [head]
         if attributes:
@@ -311,21 +336,17 @@ class OtlpProtoEncoder:
             parts.append(_field(b"\x6a", self._link(link)))
         if dropped_links:
             parts.append(b"\x70" + _varint(dropped_links))
-        tail = _FLAGS_REMOTE if parent is not None and parent.is_remote else _FLAGS_LOCAL
-        if status is not None:
-            code = status.status_code
-            # By identity: `.value` and hashing are Python-level on an enum.
-            value = (
-                0 if code is _UNSET else 2 if code is _ERROR else 1 if code is _OK else code.value
-            )
-            description = status.description
-            if value or description:
-                message = _text(b"\x12", description or "")
-                code_field = b"\x18" + _varint(value) if value else b""
-                tail = _field(b"\x7a", message + code_field) + tail
-            else:
-                tail = b"\x7a\x00" + tail  # set, and empty: UNSET with no description
-        parts.append(tail)
+        flags = _FLAGS_REMOTE if remote else _FLAGS_LOCAL
+        if status is None:
+            parts.append(flags)
+        elif status is self._status:
+            # A `Status` never changes, and spans share one (the runtime's start with the
+            # same UNSET): the previous span's field is this one's.
+            parts.append(self._status_field + flags)
+        else:
+            field = _status(status)
+            self._status, self._status_field = status, field
+            parts.append(field + flags)
         body = b"".join(parts)
         return b"\x12" + _varint(len(body)), body
 
