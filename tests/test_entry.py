@@ -57,3 +57,31 @@ class TestEntry:
         )
         done = _python(script)
         assert "True True" == done.stdout.strip(), done.stderr
+
+    def test_leaving_with_a_worker_still_running_skips_finalization(self):
+        """`leave` ends the process with the command's code, stdout flushed, without the
+        interpreter's finalization (whose `pthread_exit` of a worker inside RE2 aborted the
+        process), when a daemon thread still runs; the buffered line is not lost."""
+        script = (
+            "import atexit, sys, threading, time, zeroclaw_obs._entry as e\n"
+            "atexit.register(lambda: print('finalized'))\n"
+            "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+            "sys.stdout.write('answer')\n"
+            "e.leave(7)\n"
+            "print('not reached')\n"
+        )
+        done = _python(script)
+        assert 7 == done.returncode, done.stderr
+        assert "answer" == done.stdout
+
+    def test_leaving_with_no_worker_left_exits_as_usual(self):
+        """Without a daemon thread `leave` returns: the interpreter finalizes as usual."""
+        script = (
+            "import atexit, zeroclaw_obs._entry as e\n"
+            "atexit.register(lambda: print('finalized'))\n"
+            "e.leave(7)\n"
+            "print('returned')\n"
+        )
+        done = _python(script)
+        assert 0 == done.returncode, done.stderr
+        assert ["returned", "finalized"] == done.stdout.splitlines()

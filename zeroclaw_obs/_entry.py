@@ -7,18 +7,33 @@ traceback, or death by SIGTERM with no line at all. Here a signal that arrives b
 code (130 / 143) as any interrupt before the turn: nothing has been staged or written yet, so
 `os._exit` loses nothing and leaves no temp file.
 
-Risky part: this module must stay import-light (only `os`, `signal`, `sys`), and the package's
-`__init__.py` must not import the heavy modules eagerly, or the window comes back.
+The command's last code too (`leave`): when it returns while a daemon thread still runs (a
+telemetry worker the exit flush gave up on: a signal during the flush, a collector that never
+answers), the process ends with `os._exit` once stdout and stderr are flushed, instead of
+through the interpreter's finalization. Finalization stops such a thread with `pthread_exit`
+when it next takes the GIL; inside native code that released the GIL (RE2's match, called by
+the log and export workers' redaction) that unwinds through a C++ `noexcept` frame, and the
+C++ runtime aborts the process: `terminate called without an active exception`, exit -6
+instead of the exit code the command chose. Everything the command writes is written (or
+discarded) before it returns, and its telemetry was shut down with a deadline, so the
+finalization skipped here has nothing of ours left to do.
+
+Risky part: this module must stay import-light (only `contextlib`, `os`, `signal`, `sys`,
+`threading`), and
+the package's `__init__.py` must not import the heavy modules eagerly, or the window comes
+back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 
-__all__ = ["main", "own_signals", "restore_default_signals"]
+__all__ = ["leave", "main", "own_signals", "restore_default_signals"]
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
@@ -41,7 +56,21 @@ def main() -> int:
     own_signals()
     from .cli import main as run_command
 
-    return run_command(sys.argv[1:])
+    code = run_command(sys.argv[1:])
+    leave(code)
+    return code
+
+
+def leave(code: int) -> None:
+    """End the process now with `code` if a daemon thread is still running (see the module
+    docstring); otherwise return, and the interpreter exits as usual."""
+    current = threading.current_thread()
+    if not any(t.daemon and t is not current for t in threading.enumerate()):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing reaches it
+            stream.flush()
+    os._exit(code)
 
 
 def restore_default_signals() -> None:
