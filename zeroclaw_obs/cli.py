@@ -155,4 +155,8 @@ def _interrupted(interrupted: Interrupted, phase: str) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    from ._entry import leave
+
+    _code = main()
+    leave(_code)  # as the console script ends (`_entry.leave`)
+    sys.exit(_code)
