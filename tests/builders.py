@@ -25,6 +25,8 @@ from zeroclaw_obs.observability.events import (
     Correlation,
     EventIds,
     LlmResponse,
+    ToolCall,
+    ToolOutcome,
 )
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserver
@@ -223,6 +225,27 @@ def llm_response(**overrides: Any) -> LlmResponse:
         "duration_s": 0.5,
     }
     return LlmResponse(**{**fields, **overrides})
+
+
+def tool_call_event(outcome: ToolOutcome = ToolOutcome.SUCCESS, **overrides: Any) -> ToolCall:
+    """A `ToolCall` event: call `c1` of tool `echo` in turn `t1`, 0.1 s; `overrides` replace
+    any field."""
+    fields: dict[str, Any] = {
+        "correlation": Correlation(turn_id="t1", channel="cli", agent_alias="a"),
+        "iteration": 1,
+        "tool_call_id": "c1",
+        "tool": "echo",
+        "known_tool": True,
+        "provenance": "native",
+        "outcome": outcome,
+        "success": outcome is ToolOutcome.SUCCESS,
+        "arguments": "{}",
+        "result": "ok",
+        "start_time_ns": 1,
+        "time_ns": 2,
+        "duration_s": 0.1,
+    }
+    return ToolCall(**{**fields, **overrides})
 
 
 class Traced:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -219,17 +220,7 @@ class TestApprovalManager:
 
         outcome = await manager.decide(request())
 
-        assert (
-            ApprovalOutcome(
-                approved=False,
-                decision=Decision.NO,
-                surface="runtime",
-                decided_by="runtime-policy",
-                slot_text=READ_ONLY_DENIAL_SHELL,
-                runtime_denied=True,
-            )
-            == outcome
-        )
+        assert replace(RUNTIME_DENIAL, slot_text=READ_ONLY_DENIAL_SHELL) == outcome
         [entry] = manager.audit.entries
         assert ("shell", "no", "runtime", "runtime-policy") == (
             entry.tool,

@@ -15,7 +15,6 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from zeroclaw_obs.observability.chain import SpanStep
 from zeroclaw_obs.observability.events import (
     NO_IDS,
-    Correlation,
     EventIds,
     ToolCall,
     ToolOutcome,
@@ -40,6 +39,7 @@ from ...builders import (
     http,
     llm_response,
     mixed_turn,
+    tool_call_event,
 )
 from ...conftest import CountingRedactor
 
@@ -396,22 +396,7 @@ def tool_call(
     tool: str, outcome: ToolOutcome, seconds: float, receipt: str | None = None
 ) -> ToolCall:
     """A `ToolCall` event with the fields metrics read."""
-    return ToolCall(
-        correlation=Correlation(turn_id="t1", channel="cli", agent_alias="a"),
-        iteration=1,
-        tool_call_id="c",
-        tool=tool,
-        known_tool=True,
-        provenance="native",
-        outcome=outcome,
-        success=outcome is ToolOutcome.SUCCESS,
-        arguments="{}",
-        result="",
-        start_time_ns=1,
-        time_ns=2,
-        duration_s=seconds,
-        receipt=receipt,
-    )
+    return tool_call_event(outcome, tool=tool, duration_s=seconds, receipt=receipt)
 
 
 def exposition_without_times(registry: CollectorRegistry) -> list[str]:
