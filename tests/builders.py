@@ -214,38 +214,34 @@ class HashSpanIds:
         return hashlib.blake2b((tool_call_id or "root").encode(), digest_size=8).hexdigest()
 
 
+def _in_turn_t1(**fields: Any) -> dict[str, Any]:
+    """An event's fields in iteration 1 of turn `t1` (agent `a`, channel `cli`)."""
+    correlation = Correlation(turn_id="t1", channel="cli", agent_alias="a")
+    return {"correlation": correlation, "iteration": 1, **fields}
+
+
 def llm_response(**overrides: Any) -> LlmResponse:
-    fields: dict[str, Any] = {
-        "correlation": Correlation(turn_id="t1", channel="cli", agent_alias="a"),
-        "iteration": 1,
-        "provider": "openai",
-        "model": "gpt",
-        "success": True,
-        "time_ns": 1,
-        "duration_s": 0.5,
-    }
-    return LlmResponse(**{**fields, **overrides})
+    defaults = dict(provider="openai", model="gpt", success=True, time_ns=1, duration_s=0.5)
+    return LlmResponse(**_in_turn_t1(**{**defaults, **overrides}))
 
 
 def tool_call_event(outcome: ToolOutcome = ToolOutcome.SUCCESS, **overrides: Any) -> ToolCall:
     """A `ToolCall` event: call `c1` of tool `echo` in turn `t1`, 0.1 s; `overrides` replace
     any field."""
-    fields: dict[str, Any] = {
-        "correlation": Correlation(turn_id="t1", channel="cli", agent_alias="a"),
-        "iteration": 1,
-        "tool_call_id": "c1",
-        "tool": "echo",
-        "known_tool": True,
-        "provenance": "native",
-        "outcome": outcome,
-        "success": outcome is ToolOutcome.SUCCESS,
-        "arguments": "{}",
-        "result": "ok",
-        "start_time_ns": 1,
-        "time_ns": 2,
-        "duration_s": 0.1,
-    }
-    return ToolCall(**{**fields, **overrides})
+    defaults = dict(
+        tool_call_id="c1",
+        tool="echo",
+        known_tool=True,
+        provenance="native",
+        outcome=outcome,
+        success=outcome is ToolOutcome.SUCCESS,
+        arguments="{}",
+        result="ok",
+        start_time_ns=1,
+        time_ns=2,
+        duration_s=0.1,
+    )
+    return ToolCall(**_in_turn_t1(**{**defaults, **overrides}))
 
 
 class Traced:
