@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span, SpanContext
 
-from ..events import Ids
+from ..events import EventIds, Ids
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .deferred_spans import PendingSpan
 
 __all__ = ["OpenSpans", "OpenTurn", "sampled_ids"]
 
-OpenTool = tuple[PendingSpan, Ids | None]
-"""An open `execute_tool` span and its ids (None when the call has no ids of its own)."""
+OpenTool = tuple[PendingSpan, Ids | None, EventIds | None]
+"""An open `execute_tool` span, its ids (None when the call has no ids of its own), and the
+`EventIds` its two events hand on (made once, at the start, when its ids are known)."""
 
 
 @dataclass(slots=True)
@@ -112,8 +113,9 @@ class OpenSpans:
 
     def turn(self, turn_id: str, *, for_span: bool = False) -> OpenTurn | None:
         """The open turn; with `for_span`, a missing turn counts the span it costs as dropped."""
-        with self._lock:
-            turn = self._turns.get(turn_id)
+        # Without the lock: one `get` is atomic under the GIL, and every writer of `_turns`
+        # holds the lock, so this sees the map before or after a write, never during one.
+        turn = self._turns.get(turn_id)
         if turn is None and for_span:
             # Evicted, or the observer was added mid-turn: nothing to parent the span on.
             self._health.increment(HealthCounter.DROPPED, Signal.TRACES)
@@ -122,6 +124,14 @@ class OpenSpans:
     def has_room(self, turn: OpenTurn) -> bool:
         """Whether one more child may stay open (the per-turn bound on memory)."""
         return turn.open_children < self._max_children
+
+    def turn_with_room(self, turn_id: str) -> OpenTurn | None:
+        """The open turn if it records and may keep one more child open, else None (a missing
+        turn counts the span it costs as dropped): where a `chat` or `execute_tool` opens."""
+        turn = self.turn(turn_id, for_span=True)
+        if turn is None or not turn.recording or turn.open_children >= self._max_children:
+            return None
+        return turn
 
     # -- children --------------------------------------------------------------------------
 
@@ -148,14 +158,27 @@ class OpenSpans:
     def close_tool(self, turn: OpenTurn, call_id: str) -> OpenTool | None:
         """The call's oldest open span, no longer open; None when it has none."""
         with self._lock:
-            spans = turn.tools.get(call_id)
-            if not spans:
-                return None
-            opened = spans.pop(0)
-            if not spans:
-                del turn.tools[call_id]
-            turn.open_children -= 1
+            return self._pop_tool(turn, call_id)
+
+    def end_tool(self, turn_id: str, turn: OpenTurn, call_id: str) -> OpenTool | None:
+        """`close_tool`, and `remember` the span's ids, in one hold of the lock (so `ids_for`
+        never misses them in between); None when the call has no open span."""
+        with self._lock:
+            opened = self._pop_tool(turn, call_id)
+            if opened is not None and opened[1] is not None:
+                self._keep((turn_id, call_id), opened[1])
             return opened
+
+    def _pop_tool(self, turn: OpenTurn, call_id: str) -> OpenTool | None:
+        # Under the lock.
+        spans = turn.tools.get(call_id)
+        if not spans:
+            return None
+        opened = spans.pop(0)
+        if not spans:
+            del turn.tools[call_id]
+        turn.open_children -= 1
+        return opened
 
     def tool_span(self, turn: OpenTurn, call_id: str, *, newest: bool = False) -> Span | None:
         """The call's oldest (or newest) open span, still open; None when it has none."""
@@ -169,12 +192,16 @@ class OpenSpans:
         """Keep the ids of a span that ended, for `ids_for` (the oldest beyond the bound go)."""
         if ids is None:
             return
-        key = (turn_id, call_id)
         with self._lock:
-            self._recent[key] = ids
-            self._recent.move_to_end(key)
-            while len(self._recent) > self._max_recent:
-                self._recent.popitem(last=False)
+            self._keep((turn_id, call_id), ids)
+
+    def _keep(self, key: tuple[str, str | None], ids: Ids) -> None:
+        # Under the lock.
+        recent = self._recent
+        recent[key] = ids
+        recent.move_to_end(key)
+        while len(recent) > self._max_recent:
+            recent.popitem(last=False)
 
     def ids_for(self, turn_id: str, call_id: str | None) -> Ids | None:
         """The ids of the call's open span or the turn's root, else of a recent one."""

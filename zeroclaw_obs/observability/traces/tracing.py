@@ -144,6 +144,9 @@ class SpanObserver:
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
         self._is_clean = clean_text.is_clean if clean_text is not None else None
+        # Bound once: each call's span takes them, called on the build worker.
+        self._tool_start_attributes = partial(tool_start_attributes, capture=self._capture)
+        self._tool_closing = partial(tool_closing, capture=self._capture)
         self.wants_messages = self._capture and capture_messages
         """Read by the engine (`MultiObserver.wants_messages`): build message content."""
         self._health = health or TelemetryHealth()
@@ -349,8 +352,8 @@ class SpanObserver:
     # -- provider calls --------------------------------------------------------------------
 
     def _llm_request(self, event: LlmRequest) -> None:
-        turn = self._open.turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not turn.recording or not self._open.has_room(turn):
+        turn = self._open.turn_with_room(event.correlation.turn_id)
+        if turn is None:
             return  # beyond the cap the response builds the span whole
         self._open.open_chat(turn, event.iteration, self._chat(turn, event, event.time_ns))
 
@@ -394,18 +397,19 @@ class SpanObserver:
     def _tool_start(self, event: ToolCallStart) -> EventIds | None:
         """Open the call's span; its ids when it is the only one open under the call's id
         (what `ids_for` would answer), else None (look them up)."""
-        turn = self._open.turn(event.correlation.turn_id, for_span=True)
-        if turn is None or not turn.recording or not self._open.has_room(turn):
+        turn = self._open.turn_with_room(event.correlation.turn_id)
+        if turn is None:
             return None  # beyond the cap `ToolCall` builds the span whole
         span = self._tool(turn, event, event.time_ns)
         ids = self._child_ids(span, turn)
-        if self._open.open_tool(turn, event.tool_call_id, (span, ids)) == 1 and ids is not None:
-            return EventIds(turn.ids, ids)
+        known = None if ids is None else EventIds(turn.ids, ids)  # the end hands it on too
+        if self._open.open_tool(turn, event.tool_call_id, (span, ids, known)) == 1:
+            return known
         return None
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         # Made on the build worker from the frozen event: one dict fewer on every call's path.
-        attributes = partial(tool_start_attributes, event, capture=self._capture)
+        attributes = partial(self._tool_start_attributes, event)
         return self._child(
             turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
         )
@@ -416,25 +420,25 @@ class SpanObserver:
         turn = self._open.turn(event.correlation.turn_id)
         if turn is None or not turn.recording:
             return None
-        opened = self._open.close_tool(turn, event.tool_call_id)
+        call_id = event.tool_call_id
+        # Closed and its ids remembered at once: `ids_for` answers for them throughout.
+        opened = self._open.end_tool(event.correlation.turn_id, turn, call_id)
         if opened is None:
             # The start was missed (observer added mid-turn, or the per-turn cap): the event
             # still carries the real start, so the span is whole.
             span = self._tool(turn, event, event.start_time_ns)
-            opened = (span, self._child_ids(span, turn))
-        span, ids = opened
+            ids = self._child_ids(span, turn)
+            self._open.remember(event.correlation.turn_id, call_id, ids)
+            opened = (span, ids, None if ids is None else EventIds(turn.ids, ids))
+        span, _, known = opened
         is_clean = self._is_clean
         if is_clean is not None and self._capture:
             # Known now, maybe forgotten by the time the span is exported (`RuntimeSpan`).
-            texts = (event.tool_call_id, event.arguments, event.result)
-            span.clean_texts = tuple(t for t in texts if is_clean(t))
+            span.clean_texts = tuple(filter(is_clean, (call_id, event.arguments, event.result)))
         # The closing attributes, status and events are made on the build worker.
-        closing = Deferred(partial(tool_closing, event, capture=self._capture))
-        self._builder.emit(span.close(event.time_ns, closing))
-        self._open.remember(event.correlation.turn_id, event.tool_call_id, ids)
-        if ids is None or event.tool_call_id in turn.tools:
-            return None
-        return EventIds(turn.ids, ids)
+        self._builder.emit(span.close(event.time_ns, Deferred(self._tool_closing, event)))
+        # Another call under the same id still open: `ids_for` answers with its span.
+        return None if call_id in turn.tools else known
 
     def _tool_progress(self, event: ToolProgress) -> None:
         """A `zeroclaw.tool.progress` event on the call's open `execute_tool` span."""
@@ -497,4 +501,5 @@ class SpanObserver:
     def _child_ids(self, span: PendingSpan, turn: OpenTurn) -> Ids | None:
         if self._handoff is None or turn.ids is None:
             return None  # no ids of its own, or an unsampled turn (its children follow it)
-        return turn.ids[0], format(span.context.span_id, "016x")
+        # `%` formats an int ~2x faster than `format`, on every call's path; the same text.
+        return turn.ids[0], "%016x" % span.context.span_id  # noqa: UP031
