@@ -3,7 +3,8 @@
 `MetricsObserver` turns observer events into the metrics of DESIGN §3 on a `CollectorRegistry`
 the runtime owns (never prometheus_client's global `REGISTRY`), with exemplars that carry the
 `trace_id`/`span_id` of the span each observation belongs to. `exposition.py` serves and
-renders a registry as the text format or OpenMetrics.
+renders a registry as the text format or OpenMetrics; `series.py` keeps the label values bounded
+and holds the collectors registered beside the metrics.
 
 Risky parts:
 - Label values are the cardinality of the whole time-series database. Every label value here is
@@ -20,7 +21,7 @@ Risky parts:
 - `on_event` runs on the turn's path. It only increments in-memory counters (or, `deferred`,
   queues the event for a worker that does); it never blocks, and it never raises (a failure
   is counted in `errors`). Deferred, every read of the registry (a scrape, `render_metrics`)
-  first has the worker apply what is queued (`_Pending`, registered first), so a reader sees
+  first has the worker apply what is queued (`Pending`, registered first), so a reader sees
   every event recorded before it read.
 - Turn metrics (`zeroclaw_turns_total`, `zeroclaw_turn_duration_seconds`) count top-level
   turns only: a delegated turn (its `parent_agent_alias` set) is inside its parent's turn and
@@ -36,13 +37,11 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.metrics_core import CounterMetricFamily, Metric
 
-from ..._terminal import encodable
 from ..batching import BoundedBatcher, half_queue
 from ..events import (
     NO_IDS,
@@ -61,6 +60,17 @@ from ..events import (
     ToolOutcome,
 )
 from ..health import HealthCounter, Signal, TelemetryHealth
+from .series import (
+    APPLY_WAIT_S,
+    LABEL_LIMIT,
+    UNKNOWN_TOOL,
+    Children,
+    DroppedTelemetryCollector,
+    HealthSource,
+    Pending,
+    label_shower,
+    one_of,
+)
 
 if TYPE_CHECKING:
     from ...redaction import Redactor
@@ -76,12 +86,6 @@ __all__ = [
     "HealthSource",
     "MetricsObserver",
 ]
-
-LABEL_LIMIT = 64
-"""The longest label value written; longer names (models, rules, tools) are cut."""
-
-UNKNOWN_TOOL = "unknown"
-"""The `tool` label of a name the model invented."""
 
 TOOL_DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80)
 """Seconds: a cached lookup (10 ms) up to a long shell command or crawl (~80 s)."""
@@ -99,7 +103,6 @@ _OUTCOME_VALUES = {outcome: outcome.value for outcome in ToolOutcome}
 """Each outcome's value as a plain `str` (a dict lookup: `.value` is a Python-level
 property, read for every tool call)."""
 
-_OTHER = "other"
 # The label values these free-string fields may take: the enums of `events.py`, defined once
 # (`approved` is the decision label of a call approved by policy, which asks nobody).
 _DECISIONS = frozenset({*Decision, "approved"})
@@ -107,58 +110,6 @@ _SURFACES = frozenset(ApprovalSurface)
 _LOOP_KINDS = frozenset(LoopKind)
 _LOOP_SEVERITIES = frozenset(LoopSeverity)
 _TOOL_RESULT_SURFACE = "tool_result"
-
-
-@runtime_checkable
-class HealthSource(Protocol):
-    """Telemetry health counters, written by exporter threads and read at scrape time."""
-
-    def snapshot(self) -> Any:
-        """A consistent copy whose `dropped` (an attribute, or a key of a mapping) maps a
-        signal name to its drop count."""
-        ...
-
-
-def _bounded(value: str) -> str:
-    # A lone surrogate (possible in a programmatic or MCP tool name) cannot be encoded by the
-    # exposition and would fail every scrape: it is shown as its `\udXXX` escape instead.
-    return encodable(value[:LABEL_LIMIT])
-
-
-def _label_shower(redactor: Redactor | None) -> Callable[[str], str]:
-    """`value → cut(redact(value))`, or the cut alone without a redactor."""
-    if redactor is None:
-        return _bounded
-    redact = redactor.redact_text
-
-    def shown(value: str) -> str:
-        return _bounded(redact(value))
-
-    return shown
-
-
-def _one_of(value: str, allowed: frozenset[str]) -> str:
-    return value if value in allowed else _OTHER
-
-
-class _Pending:
-    """A collector registered before the metrics: collected first, it has the queued events
-    applied (within `APPLY_WAIT_S`) and yields nothing, so the samples collected after it count
-    every event recorded before the read."""
-
-    def __init__(self, apply: Callable[[float], bool]) -> None:
-        self._apply = apply
-
-    def describe(self) -> list[Metric]:
-        return []
-
-    def collect(self) -> Iterator[Metric]:
-        self._apply(APPLY_WAIT_S)
-        return iter(())
-
-
-APPLY_WAIT_S = 1.0
-"""The longest a read of the registry waits for queued events to be applied."""
 
 
 _TOOL_BOUNDS = (*map(float, TOOL_DURATION_BUCKETS), math.inf)
@@ -187,71 +138,6 @@ at each event all the same, so that series are created, and exposed, in the same
 def _add_up(child: Counter, count: int) -> None:
     """A tally's `count` added to its counter series."""
     child.inc(count)
-
-
-class _Children:
-    """A labelled metric's children by label values, each looked up from the metric once.
-
-    `labels()` validates the values and takes the metric's lock on every call; a child never
-    changes once created (nothing here removes one), so the first answer is kept. The label
-    values are bounded (see the module docstring), and with them this dict. The values a
-    child is created with are `shown(value)`: redacted, then cut at `LABEL_LIMIT`.
-    """
-
-    __slots__ = ("_children", "_labels", "_shown")
-
-    def __init__(self, metric: Counter | Histogram, shown: Callable[[str], str]) -> None:
-        self._labels = metric.labels
-        self._shown = shown
-        self._children: dict[tuple[str, ...], Any] = {}
-
-    def __call__(self, *values: str) -> Any:
-        """The child for these label values (as `metric.labels(*map(shown, values))`)."""
-        child = self._children.get(values)
-        if child is None:
-            shown = self._shown
-            child = self._children[values] = self._labels(*(shown(v) for v in values))
-        return child
-
-
-class DroppedTelemetryCollector:
-    """`zeroclaw_telemetry_dropped_total{signal}`, read from a `HealthSource` at scrape time.
-
-    Drops are counted on exporter threads by the export side; reading its snapshot when
-    Prometheus scrapes keeps the two sides uncoupled and never touches the turn's path. A
-    source that fails is reported as no samples rather than failing the whole scrape.
-    """
-
-    NAME = "zeroclaw_telemetry_dropped"
-    DOCUMENTATION = "Telemetry items (spans, logs, metrics) dropped before export, by signal."
-
-    def __init__(self, health: HealthSource | None) -> None:
-        self._health = health
-
-    def describe(self) -> Iterator[Metric]:
-        """The family without samples, so registering never calls the health source."""
-        yield self._family()
-
-    def collect(self) -> Iterator[Metric]:
-        """The family with one sample per signal the health source has counted."""
-        family = self._family()
-        for signal, count in self._dropped().items():
-            family.add_metric([_bounded(str(signal))], float(count))
-        yield family
-
-    def _family(self) -> CounterMetricFamily:
-        return CounterMetricFamily(self.NAME, self.DOCUMENTATION, labels=["signal"])
-
-    def _dropped(self) -> Mapping[str, int]:
-        if self._health is None:
-            return {}
-        try:
-            snapshot = self._health.snapshot()
-            if isinstance(snapshot, Mapping):
-                return dict(snapshot.get("dropped", {}))
-            return dict(getattr(snapshot, "dropped", {}))
-        except Exception:
-            return {}
 
 
 class MetricsObserver:
@@ -291,7 +177,7 @@ class MetricsObserver:
         deferred: bool = False,
     ) -> None:
         self.errors = 0
-        self._shown = _label_shower(redactor)
+        self._shown = label_shower(redactor)
         """Events that failed to record (never raised into the turn)."""
         self._health = health if isinstance(health, TelemetryHealth) else None
         self._known_tools = known_tools
@@ -307,7 +193,7 @@ class MetricsObserver:
                 wake_at=half_queue(8192, 512),
                 name="metrics-apply",
             )
-            registry.register(_Pending(self._pending.force_flush))
+            registry.register(Pending(self._pending.force_flush))
         self._build_metrics(registry)
         registry.register(DroppedTelemetryCollector(health))
         self._handlers: dict[type, Callable[[Any, EventIds], None]] = {
@@ -319,17 +205,17 @@ class MetricsObserver:
         }
 
     def _build_metrics(self, registry: CollectorRegistry) -> None:
-        # Labelled metrics are kept as `_Children`: call them with the label values.
-        def counter(name: str, doc: str, labels: tuple[str, ...]) -> _Children:
-            return _Children(Counter(name, doc, labels, registry=registry), self._shown)
+        # Labelled metrics are kept as `Children`: call them with the label values.
+        def counter(name: str, doc: str, labels: tuple[str, ...]) -> Children:
+            return Children(Counter(name, doc, labels, registry=registry), self._shown)
 
         def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
             return Histogram(name, doc, registry=registry, buckets=buckets)
 
         def histograms(
             name: str, doc: str, labels: tuple[str, ...], buckets: tuple[float, ...]
-        ) -> _Children:
-            return _Children(
+        ) -> Children:
+            return Children(
                 Histogram(name, doc, labels, registry=registry, buckets=buckets), self._shown
             )
 
@@ -541,12 +427,12 @@ class MetricsObserver:
 
     def _on_approval(self, event: ApprovalDecision, event_ids: EventIds) -> None:
         tool = self._tool(event.tool)
-        decision = _one_of(event.decision, _DECISIONS)
-        surface = _one_of(event.surface, _SURFACES)
+        decision = one_of(event.decision, _DECISIONS)
+        surface = one_of(event.surface, _SURFACES)
         self._approvals(tool, decision, surface).inc()
         self._approval_wait.observe(event.wait_s, exemplar=_exemplar(event_ids.root))
 
     def _on_loop_detection(self, event: LoopDetection, ids: EventIds) -> None:
-        kind = _one_of(event.kind, _LOOP_KINDS)
-        severity = _one_of(event.severity, _LOOP_SEVERITIES)
+        kind = one_of(event.kind, _LOOP_KINDS)
+        severity = one_of(event.severity, _LOOP_SEVERITIES)
         self._loop_detections(kind, severity).inc()
