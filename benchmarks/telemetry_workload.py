@@ -34,7 +34,7 @@ from harness import FINAL_TEXT, FastProvider, run_turn
 from zeroclaw_obs.config import ApprovalConfig, ApprovalMode, ReceiptsConfig, RuntimeConfig
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter
-from zeroclaw_obs.observability.traces.otlp_proto import OtlpProtoSpanExporter
+from zeroclaw_obs.observability.traces.otlp_proto_http import OtlpProtoSpanExporter
 from zeroclaw_obs.providers.base import NativeToolCall, ProviderResponse, Usage
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.replay import Replay, build_replay

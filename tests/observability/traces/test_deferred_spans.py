@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from zeroclaw_obs.observability.traces.deferred_spans import (
@@ -19,14 +16,8 @@ from zeroclaw_obs.observability.traces.deferred_spans import (
     SetAttribute,
     SetAttributes,
     SetStatus,
-    SpanIdHandoff,
-    install_handoff,
 )
-
-
-class Fixed(RandomIdGenerator):
-    def generate_span_id(self) -> int:
-        return 7
+from zeroclaw_obs.observability.traces.span_ids import install_handoff
 
 
 @pytest.fixture
@@ -56,22 +47,6 @@ def pending(tracer, *, span_id: int = 0xABC, start_ns: int = 10, **attributes) -
         start_ns,
         dict(attributes),
     )
-
-
-class TestSpanIdHandoff:
-    def test_a_handed_id_is_used_once_on_its_thread(self):
-        handoff = SpanIdHandoff(Fixed())
-        handoff.give(42)
-        seen: list[int] = []
-        other = threading.Thread(target=lambda: seen.append(handoff.generate_span_id()))
-        other.start()
-        other.join()
-        assert ([7], 42, 7) == (seen, handoff.generate_span_id(), handoff.generate_span_id())
-
-    def test_install_wraps_once_and_skips_tracers_without_a_generator(self, tracer):
-        first = install_handoff(tracer)
-        assert first is install_handoff(tracer) is tracer.id_generator
-        assert None is install_handoff(trace.NoOpTracer())
 
 
 class TestPendingSpan:

@@ -34,12 +34,11 @@ from zeroclaw_obs.observability.traces.deferred_spans import (
     SetAttribute,
     SetAttributes,
     SetStatus,
-    SpanIdHandoff,
     UpdateName,
-    install_handoff,
 )
 from zeroclaw_obs.observability.traces.otlp_proto import encode_otlp_proto
 from zeroclaw_obs.observability.traces.span_builder import DirectBuild, SpanBuilder
+from zeroclaw_obs.observability.traces.span_ids import SpanIdHandoff, install_handoff
 from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserver
 from zeroclaw_obs.redaction import CleanTextCache, Redactor
 from zeroclaw_obs.tools.base import Tool, ToolResult

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opentelemetry import context as otel_context
-from opentelemetry.trace import INVALID_SPAN, SpanContext, SpanKind, TraceFlags, TraceState
+from opentelemetry.trace import INVALID_SPAN, SpanContext, SpanKind
 
 from zeroclaw_obs.observability.events import EventIds, ToolCallStart
 from zeroclaw_obs.observability.health import TelemetryHealth
@@ -11,30 +11,10 @@ from zeroclaw_obs.observability.traces.deferred_spans import (
     Deferred,
     PendingSpan,
     SetAttribute,
-    _child_context,
 )
 from zeroclaw_obs.observability.traces.open_spans import OpenSpans, OpenTurn
 
 from ...builders import Traced, _in_turn_t1, tool_call_event
-
-
-class TestChildContext:
-    def test_it_equals_the_span_context_the_api_builds(self):
-        """Same tuple, validity included, for valid and invalid ids."""
-        state = TraceState([("k", "v")])
-        for trace_id, span_id in [(1, 2), (2**128 - 1, 2**64 - 1), (0, 5), (7, 0), (7, 2**64)]:
-            root = SpanContext(
-                trace_id, 9, is_remote=True, trace_flags=TraceFlags(1), trace_state=state
-            )
-            expected = SpanContext(
-                trace_id,
-                span_id,
-                is_remote=False,
-                trace_flags=root.trace_flags,
-                trace_state=root.trace_state,
-            )
-            made = _child_context(root, span_id)
-            assert (SpanContext, expected, expected.is_valid) == (type(made), made, made.is_valid)
 
 
 class TestDeferred:

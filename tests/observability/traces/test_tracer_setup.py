@@ -22,7 +22,7 @@ from zeroclaw_obs.errors import ConfigError
 from zeroclaw_obs.observability.batching import BoundedBatchSpanProcessor
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.traces.otlp_json import OtlpJsonFileExporter, read_otlp_json
-from zeroclaw_obs.observability.traces.otlp_proto import OtlpProtoSpanExporter as HttpExporter
+from zeroclaw_obs.observability.traces.otlp_proto_http import OtlpProtoSpanExporter as HttpExporter
 from zeroclaw_obs.observability.traces.tracer_setup import (
     ContentCapture,
     build_resource,
@@ -324,7 +324,7 @@ class TestIdGenerator:
     def test_the_provider_is_built_with_the_handoff(self):
         """Our provider carries the deferred spans' id handoff from the start; the span
         observer's tracer reuses it instead of patching its own."""
-        from zeroclaw_obs.observability.traces.deferred_spans import SpanIdHandoff, install_handoff
+        from zeroclaw_obs.observability.traces.span_ids import SpanIdHandoff, install_handoff
 
         provider = build_tracer_provider(
             redactor=Redactor(), health=TelemetryHealth(), env={"OTEL_TRACES_EXPORTER": "none"}

@@ -11,9 +11,9 @@ the SDK would have built straight from the record (`span_builder.DirectBuild`, ~
 What reaches an exporter is what the SDK would have built.
 
 Ids are known on the path: the span id comes from the provider's own `IdGenerator`, and
-`SpanIdHandoff`, installed once on our tracer, hands that id to the SDK when the worker starts
-the span. So exemplars, log lines and spans a tool's code starts (they see the `PendingSpan`
-as the current span, `CurrentSpan`) point at the span that will be exported.
+`SpanIdHandoff` (`span_ids.py`), installed once on our tracer, hands that id to the SDK when the
+worker starts the span. So exemplars, log lines and spans a tool's code starts (they see the
+`PendingSpan` as the current span, `CurrentSpan`) point at the span that will be exported.
 
 A span's way out, through two bounded queues (each drops and counts when full, never blocks
 the turn):
@@ -39,7 +39,6 @@ Risky parts:
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,9 +47,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.util.types import Attributes, AttributeValue
+
+from .span_ids import SpanIdHandoff, child_context
 
 if TYPE_CHECKING:
     from .span_builder import DirectSpan
@@ -70,13 +70,8 @@ __all__ = [
     "SetAttribute",
     "SetAttributes",
     "SetStatus",
-    "SpanIdHandoff",
     "UpdateName",
-    "install_handoff",
 ]
-
-_TRACE_ID_MAX = 2**128 - 1
-_SPAN_ID_MAX = 2**64 - 1
 
 MAX_OPERATIONS = 1024
 """Operations a tool's code may record on one pending span; later ones are ignored (the SDK
@@ -220,65 +215,6 @@ the tool code's calls while the span is open, then the engine's closing ones. `r
 the same on a `span_builder.DirectSpan`, or says (False) that only the SDK can."""
 
 
-class SpanIdHandoff(IdGenerator):
-    """The provider's `IdGenerator`, except for a span id handed over on the calling thread.
-
-    Every other caller, on every thread, gets the wrapped generator's ids as before.
-    """
-
-    def __init__(self, inner: IdGenerator) -> None:
-        self.inner = inner
-        self._given = threading.local()
-
-    def give(self, span_id: int | None) -> None:
-        """Make the next `generate_span_id` on this thread return `span_id` (None: withdraw)."""
-        self._given.span_id = span_id
-
-    def generate_span_id(self) -> int:
-        given = getattr(self._given, "span_id", None)
-        if given is not None:
-            self._given.span_id = None
-            return int(given)
-        return self.inner.generate_span_id()
-
-    def generate_trace_id(self) -> int:
-        return self.inner.generate_trace_id()
-
-    def is_trace_id_random(self) -> bool:
-        return self.inner.is_trace_id_random()
-
-
-def install_handoff(tracer: trace.Tracer) -> SpanIdHandoff | None:
-    """Wrap the tracer's `id_generator` in a `SpanIdHandoff` (once); None if it has none.
-
-    The SDK's `Tracer` keeps its generator in the public `id_generator` attribute and caches
-    one tracer per instrumentation scope, so only spans of our scope meet the wrapper, and it
-    behaves as the wrapped generator for all of them but the ones the worker hands over.
-    """
-    current = getattr(tracer, "id_generator", None)
-    if isinstance(current, SpanIdHandoff):
-        return current
-    if not isinstance(current, IdGenerator):
-        return None
-    handoff = SpanIdHandoff(current)
-    tracer.id_generator = handoff  # type: ignore[attr-defined]
-    return handoff
-
-
-def _child_context(root: SpanContext, span_id: int) -> SpanContext:
-    """`SpanContext(root.trace_id, span_id, is_remote=False, trace_flags=root.trace_flags,
-    trace_state=root.trace_state)`, built as `SpanContext.__new__` builds it, without its
-    keyword handling and property reads (~0.3 µs of the ~0.45 it costs on every call).
-
-    `SpanContext` is a tuple (trace_id, span_id, is_remote, trace_flags, trace_state,
-    is_valid); `tests/observability/traces/test_tracing.py` checks the two are equal, so a
-    change of that layout in the API fails there.
-    """
-    trace_id = root[0]
-    is_valid = 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX
-    return tuple.__new__(SpanContext, (trace_id, span_id, False, root[3], root[4], is_valid))
-
-
 def _frozen(value: Any) -> Any:
     # The SDK copies sequences when it sets them; a pending span must too, before the caller
     # can change the list it passed.
@@ -360,7 +296,7 @@ class PendingSpan(Span):
         """
         context = root.get_span_context()
         if handoff is not None:
-            context = _child_context(context, handoff.inner.generate_span_id())
+            context = child_context(context, handoff.inner.generate_span_id())
         return cls(name, context, parent, kind, start_ns, attributes)
 
     def start_attributes(self) -> dict[str, Any]:

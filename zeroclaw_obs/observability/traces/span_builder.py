@@ -45,7 +45,8 @@ from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from ..batching import BoundedBatcher, BoundedBatchSpanProcessor, half_queue
 from ..health import Signal, TelemetryHealth
-from .deferred_spans import PendingSpan, RootEnd, RuntimeSpan, SpanIdHandoff
+from .deferred_spans import PendingSpan, RootEnd, RuntimeSpan
+from .span_ids import SpanIdHandoff
 
 __all__ = ["DirectBuild", "DirectSpan", "SpanBuilder"]
 

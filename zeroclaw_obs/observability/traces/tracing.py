@@ -72,10 +72,10 @@ from .deferred_spans import (
     KnownClean,
     PendingSpan,
     RootEnd,
-    install_handoff,
 )
 from .open_spans import OpenSpans, OpenTurn, sampled_ids
 from .span_builder import SpanBuilder
+from .span_ids import install_handoff
 
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 
