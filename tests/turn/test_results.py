@@ -286,6 +286,53 @@ class TestSlotRecorder:
         assert tool_messages(replay)[0] == result.data["output"]
 
 
+class TestSlotRecorderWithoutObserver:
+    """With the no-op observer the recorder skips observer-only work, and nothing else."""
+
+    AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+
+    def data(self) -> dict:
+        calls = [
+            call("t", "c1", n=1, q=f"upload with {self.AWS_KEY}"),
+            call("t", "c2", n=5),
+            call("t", "c3", n=5),
+            call("nope", "c4"),
+            call("t", "c5", n=9),
+            call("t", "c6", n=3),
+        ]
+        data = scenario(calls, max_tool_result_chars=30, receipts={"enabled": True})
+        data["responses"].insert(1, {"tool_calls": [call("t", "c7", n=1)]})
+        return data
+
+    @staticmethod
+    def shown(replay) -> tuple[list[dict], list[dict]]:
+        events = []
+        for event in replay.events.events:
+            shape = event.to_json_dict()
+            shape.pop("duration_ms", None)
+            if "receipt" in shape:
+                shape["receipt"] = shape["receipt"][:11]  # signed with a per-turn key
+            events.append(shape)
+        messages = [
+            {**m, "content": m["content"].split("[receipt: ")[0]} if m["role"] == "tool" else m
+            for m in replay.state.messages
+        ]
+        return events, messages
+
+    async def test_events_and_history_match_an_observed_turn(self, run_scenario):
+        """TurnEvents and history of an unobserved turn equal those of an observed one."""
+        hooks = Hooks()
+        hooks.add_before(cancel_hook)
+        _, observed = await run_scenario(self.data(), hooks=hooks)
+        hooks = Hooks()
+        hooks.add_before(cancel_hook)
+        _, quiet = await run_scenario(self.data(), hooks=hooks, observer=None)
+        assert self.shown(observed) == self.shown(quiet)
+        (first, *_) = [e for e in quiet.events.events if e.type == "tool_call"]
+        assert self.AWS_KEY not in str(first.data["arguments"])
+        assert 3 == sum("[receipt: zc-receipt-" in m for m in tool_messages(quiet))
+
+
 class TestSlotRecorderRedactsBeforeTheCut:
     """Every surface shows `cut(redact(result))`: no cut separates a secret from its context."""
 

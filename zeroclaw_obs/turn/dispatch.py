@@ -12,6 +12,9 @@ is synchronous, so it cannot itself be cancelled half-way. A tool that raises `C
 after the turn's cancellation was requested is interrupted by it too: `delegate` does so once
 its nested turn has absorbed the cancel and recorded its own interrupted calls.
 
+A call's deadline is a scope too (`deadline.CallDeadline`): one timer serves a sequential
+batch, each task of a parallel batch has its own.
+
 A scripted model that runs out of responses inside a tool (a sub-agent's script) is bad input,
 as it is for the turn's own model: `ScenarioExhaustedError` is never a tool's failed result.
 """
@@ -28,6 +31,7 @@ from ..observability.observer import tool_scope
 from ..tools.base import ToolResult
 from ..tools.mcp_client import ProgressCallback, current_progress
 from .context import ResolvedAgentExecution, TurnState
+from .deadline import CallDeadline
 from .events import TurnEvent
 from .hooks import HookCall
 from .loop_detection import LoopSeverity
@@ -91,21 +95,25 @@ class Dispatcher:
 
     async def _sequential(self, prepared: list[PreparedCall]) -> None:
         cancellation = self._state.cancellation
-        for position, item in enumerate(prepared):
-            if cancellation.requested:
-                self._interrupt_rest(prepared[position:])
-                return
-            if not item.runnable:
-                self._recorder.record_unrun(item.slot)
-                continue
-            try:
-                await self._run(item)
-            except asyncio.CancelledError as exc:
-                if not cancellation.owns(exc):
-                    raise
-                cancellation.absorb()
-                self._interrupt_rest(prepared[position:])
-                return
+        deadline = CallDeadline(self._timeout)  # one timer for the whole batch
+        try:
+            for position, item in enumerate(prepared):
+                if cancellation.requested:
+                    self._interrupt_rest(prepared[position:])
+                    return
+                if not item.runnable:
+                    self._recorder.record_unrun(item.slot)
+                    continue
+                try:
+                    await self._run(item, deadline)
+                except asyncio.CancelledError as exc:
+                    if not cancellation.owns(exc):
+                        raise
+                    cancellation.absorb()
+                    self._interrupt_rest(prepared[position:])
+                    return
+        finally:
+            deadline.close()
 
     async def _parallel(self, prepared: list[PreparedCall]) -> None:
         for item in prepared:
@@ -129,11 +137,15 @@ class Dispatcher:
             raise failed.exceptions[0] from None
 
     async def _run_limited(self, item: PreparedCall, limiter: asyncio.Semaphore | None) -> None:
-        if limiter is None:
-            await self._run(item)
-            return
-        async with limiter:
-            await self._run(item)
+        deadline = CallDeadline(self._timeout)  # each task of the batch has its own
+        try:
+            if limiter is None:
+                await self._run(item, deadline)
+                return
+            async with limiter:
+                await self._run(item, deadline)
+        finally:
+            deadline.close()
 
     def _interrupt_rest(self, items: Sequence[PreparedCall]) -> None:
         for item in items:
@@ -150,7 +162,7 @@ class Dispatcher:
             else:
                 self._recorder.record_unrun(slot)
 
-    async def _run(self, item: PreparedCall) -> None:
+    async def _run(self, item: PreparedCall, deadline: CallDeadline) -> None:
         slot, tool = item.slot, item.tool
         assert tool is not None
         slot.executed = True  # before `open`: it takes the arguments as dispatched
@@ -166,7 +178,7 @@ class Dispatcher:
                     else None
                 )
                 try:
-                    async with asyncio.timeout(self._timeout):
+                    with deadline:
                         result = await tool.execute(slot.arguments)
                 finally:
                     if progress is not None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..observability.events import ToolCall, ToolCallStart, ToolOutcome
+from ..observability.observer import NoopObserver
 from ..receipts import compact_json
 from ..tools.base import Provenance, ToolResult
 from .context import ResolvedAgentExecution, TurnState
@@ -179,6 +180,9 @@ class SlotRecorder:
         self._redactor = execution.redactor
         self._shown = execution.shown
         self._observer = execution.observer
+        self._observed = type(execution.observer) is not NoopObserver
+        """False on the no-op: the work done only for observers (their events, the clean-text
+        marks the span guard and log chain read) is skipped."""
         self._events = state.events
 
     def open(self, slot: Slot) -> None:
@@ -193,17 +197,20 @@ class SlotRecorder:
             slot.canonical = None if canonical is None else (slot.arguments, canonical)
         slot.start_ns = time.time_ns()
         slot.start_perf = time.perf_counter()
-        # The id came out of the redactor when the response was parsed (`parse.CallIds`), but
-        # in a response of thousands of calls its bounded memory has let the id go since:
-        # asked again here (a memory hit in any shorter turn), it is known when the span
-        # observer lists the call's clean texts (`RuntimeSpan`), instead of being scanned on
-        # the export thread, where RE2 trades the GIL with the turn.
-        self._redactor.redact_text(slot.call_id)
+        observed = self._observed
+        if observed:
+            # The id came out of the redactor when the response was parsed (`parse.CallIds`),
+            # but in a response of thousands of calls its bounded memory has let the id go
+            # since: asked again here (a memory hit in any shorter turn), it is known when the
+            # span observer lists the call's clean texts (`RuntimeSpan`), instead of being
+            # scanned on the export thread, where RE2 trades the GIL with the turn.
+            self._redactor.redact_text(slot.call_id)
         redacted = self._redactor.redact_value(slot.arguments)
         try:
             # Plain JSON values only: every key and string is the redactor's output, so the
             # text is marked as one and the span guard and the log chain skip it.
-            slot.redacted_arguments = self._redactor.mark_clean(_PLAIN_JSON.encode(redacted))
+            text = _PLAIN_JSON.encode(redacted)
+            slot.redacted_arguments = self._redactor.mark_clean(text) if observed else text
         except (TypeError, ValueError):
             # An object `redact_value` passed through (`str()` of it was never redacted):
             # the surfaces scan this text again.
@@ -211,8 +218,6 @@ class SlotRecorder:
         shown = slot.shown_name = self._shown_name(slot)
         resolved = slot.resolved_name
         slot.label = shown if resolved in (None, slot.name) else self._shown.tool(resolved)
-        correlation = self._state.correlation
-        assert correlation is not None
         self._events(
             TurnEvent(
                 type="tool_call",
@@ -221,6 +226,10 @@ class SlotRecorder:
                 data={"arguments": redacted},
             )
         )
+        if not observed:
+            return
+        correlation = self._state.correlation
+        assert correlation is not None
         self._observer.on_event(
             ToolCallStart(
                 correlation=correlation,
@@ -271,6 +280,8 @@ class SlotRecorder:
                 },
             )
         )
+        if not self._observed:
+            return
         correlation = self._state.correlation
         assert correlation is not None
         self._observer.on_event(
