@@ -245,6 +245,15 @@ class TestReceiptGenerator:
         with pytest.raises(ValueError):
             generator.sign_canonical(TOOL, "{}", RESULT, -1)
 
+    def test_receipts_in_a_row_are_each_the_hmac_of_their_own_message(self) -> None:
+        """One generator signs many calls: each receipt is HMAC-SHA256 of that call alone."""
+        for key in (KEY, bytes([0xFF] * 32), bytes(32)):
+            generator = ReceiptGenerator(key)
+            for n, result in enumerate(("", "x" * 100, RESULT, "y" * 5000)):
+                message = f'{TOOL}|{{"n":{n}}}|{result}|{TS}'
+                expected = _independent_receipt(key, message, TS)
+                assert expected == generator.generate(TOOL, {"n": n}, result, TS)
+
     def test_known_answer_non_ascii(self) -> None:
         """Non-ASCII tool input is signed as raw UTF-8, not as JSON escapes."""
         message = 'lookup|{"city":"Zürich"}|Grüezi ☀|42'

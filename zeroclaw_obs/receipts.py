@@ -56,6 +56,9 @@ RECEIPT_PREFIX = "zc-receipt-"
 _KEY_ID_DOMAIN = b"zeroclaw-receipt-key-id:"
 _RECEIPT_RE = re.compile(r"zc-receipt-(\d{1,19})-([A-Za-z0-9_-]{43})")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_SHA256_BLOCK = 64
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
 # Built once: `json.dumps` with non-default options builds a new encoder on every call, and
@@ -276,7 +279,7 @@ class ReceiptGenerator:
     The object is immutable after construction and safe to share between tasks and threads.
     """
 
-    __slots__ = ("_key", "_key_id")
+    __slots__ = ("_inner", "_key", "_key_id", "_outer")
 
     def __init__(self, key: bytes | None = None) -> None:
         """Hold `key`, or a fresh random key when none is given.
@@ -298,6 +301,12 @@ class ReceiptGenerator:
         self._key = bytes(key)
         digest = hashlib.sha256(_KEY_ID_DOMAIN + self._key).hexdigest()
         self._key_id = digest[:16]
+        # HMAC (RFC 2104) hashes the key's padded block before every message; hashed once here,
+        # each receipt copies the two states instead of re-deriving them from the key
+        # (`hmac.digest` does, ~30% of a receipt of a 2 KB call). The digest is the same.
+        block = self._key.ljust(_SHA256_BLOCK, b"\0")
+        self._inner = hashlib.sha256(block.translate(_IPAD))
+        self._outer = hashlib.sha256(block.translate(_OPAD))
 
     def __repr__(self) -> str:
         return f"ReceiptGenerator(key_id={self._key_id!r})"
@@ -363,7 +372,11 @@ class ReceiptGenerator:
         if timestamp < 0:
             raise ValueError("timestamp must not be negative")
         message = f"{tool_name}|{args_json}|{result}|{timestamp}"
-        digest = hmac.digest(self._key, message.encode("utf-8", "surrogatepass"), "sha256")
+        inner = self._inner.copy()
+        inner.update(message.encode("utf-8", "surrogatepass"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        digest = outer.digest()  # = hmac.digest(key, message, "sha256")
         signature = base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
         return f"{RECEIPT_PREFIX}{timestamp}-{signature}"
 

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 from zeroclaw_obs.observability.events import LoopDetection, ToolCall, ToolOutcome, TurnOutcomeKind
-from zeroclaw_obs.turn.loop_detection import LoopDetector, LoopKind, LoopSeverity, LoopSignal
+from zeroclaw_obs.turn.loop_detection import (
+    TEXT_LIMIT,
+    LoopDetector,
+    LoopKind,
+    LoopSeverity,
+    LoopSignal,
+)
 from zeroclaw_obs.turn.results import canonical_key
 
 WARN, BLOCK, ABORT = LoopSeverity.WARNING, LoopSeverity.BLOCK, LoopSeverity.ABORT
@@ -118,6 +126,18 @@ class TestLoopDetector:
         # After b,a,a,a,a: repeat counts 4 (block), no-progress counts 5 (warning).
         assert (LoopKind.REPEAT, BLOCK, 4) == signals[-1]
 
+    def test_long_results_are_compared_whole(self):
+        """Results longer than TEXT_LIMIT count as the same only when their whole text is."""
+        long = "x" * (TEXT_LIMIT + 10)
+        detector = LoopDetector()
+        signals = [summary(record(detector, "search", long, q=str(i))) for i in range(5)]
+        assert (LoopKind.NO_PROGRESS, WARN, 5) == signals[-1]
+        detector = LoopDetector()
+        results = [long[:-1] + str(i) for i in range(5)]  # same length, last character differs
+        assert [None] * 5 == [
+            record(detector, "search", r, q=str(i)) for i, r in enumerate(results)
+        ]
+
     def test_ignored_tools_never_fire(self):
         """Tools in `loop_ignore_tools` (trimmed, case-insensitive) are never recorded."""
         detector = LoopDetector([" Poll "])
@@ -141,6 +161,77 @@ class TestLoopDetector:
         detector = LoopDetector()
         signals = [record(detector, "a" if i % 2 == 0 else "b", f"r{i}") for i in range(30)]
         assert (LoopKind.PING_PONG, ABORT, 10) == summary(signals[-1])
+
+
+def walked_signal(window: list[tuple[str, str, str]]) -> tuple[LoopKind, LoopSeverity, int] | None:
+    """The strongest pattern found by walking back over the last 20 calls (the reference)."""
+    window = window[-20:]
+    thresholds = {
+        LoopKind.REPEAT: (3, 4, 5),
+        LoopKind.PING_PONG: (4, 5, 6),
+        LoopKind.NO_PROGRESS: (5, 6, 7),
+    }
+
+    def severity(kind: LoopKind, count: int) -> LoopSeverity | None:
+        warn, block, abort = thresholds[kind]
+        return (
+            ABORT
+            if count >= abort
+            else BLOCK
+            if count >= block
+            else WARN
+            if count >= warn
+            else None
+        )
+
+    found = []
+    tool, key, result = window[-1]
+    repeat = 0
+    for entry in reversed(window):
+        if entry[1] != key:
+            break
+        repeat += 1
+    found.append((LoopKind.REPEAT, severity(LoopKind.REPEAT, repeat), repeat))
+    if len(window) >= 4 and window[-2][0] != tool:
+        pair = (tool, window[-2][0])
+        run = 0
+        for i, entry in enumerate(reversed(window)):
+            if entry[0] != pair[i % 2]:
+                break
+            run += 1
+        cycles = run // 2
+        found.append((LoopKind.PING_PONG, severity(LoopKind.PING_PONG, cycles), cycles))
+    keys, count = set(), 0
+    for entry in reversed(window):
+        if (entry[0], entry[2]) != (tool, result):
+            break
+        keys.add(entry[1])
+        count += 1
+    if len(keys) >= 2:
+        found.append((LoopKind.NO_PROGRESS, severity(LoopKind.NO_PROGRESS, count), count))
+    rank = {WARN: 0, BLOCK: 1, ABORT: 2}
+    best = None
+    for kind, level, count in found:
+        if level is not None and (best is None or rank[level] > rank[best[1]]):
+            best = (kind, level, count)
+    return best
+
+
+class TestLoopDetectorAgainstTheWindow:
+    def test_counters_agree_with_walking_the_window(self):
+        """On random call sequences the detector reports what a walk over the window finds."""
+        rng = random.Random(17)
+        for _ in range(300):
+            detector = LoopDetector()
+            window: list[tuple[str, str, str]] = []
+            tools = rng.choice([["a"], ["a", "b"], ["a", "b", "c"]])
+            for _ in range(rng.randrange(1, 60)):
+                tool = rng.choice(tools)
+                args = {"q": rng.choice("xy")}
+                result = rng.choice(["r", "s"])
+                window.append((tool, canonical_key(tool, args), result))
+                got = summary(detector.record(tool, window[-1][1], result))
+                assert walked_signal(window) == got
 
 
 class TestLoopSignal:

@@ -8,19 +8,27 @@ Three patterns, each with warn / block / abort thresholds (LIFECYCLE §7):
 Warnings and blocks reach the model as a note on the call's result and do not stop the call;
 an abort ends the turn with `Agent loop aborted by loop detector: …`. Each check looks at the
 bounded window only, so the cost per call is constant however long the turn is.
+
+Results are compared as text. The detector keeps only the newest one, and a result longer
+than `TEXT_LIMIT` only as a BLAKE2b digest of its exact UTF-8 bytes, so it never holds a
+large result (two results of the same length are either both text or both digests).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections import deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..observability.events import LoopKind, LoopSeverity
 
 __all__ = ["LoopDetector", "LoopKind", "LoopSeverity", "LoopSignal"]
 
 WINDOW = 20
+TEXT_LIMIT = 65_536
+"""Results up to this many characters are kept as text for the next comparison."""
 
 
 _RANK = {LoopSeverity.WARNING: 0, LoopSeverity.BLOCK: 1, LoopSeverity.ABORT: 2}
@@ -57,11 +65,25 @@ class LoopSignal:
         return f"Agent loop aborted by loop detector: {self.detail}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+_QUIET = (
+    _THRESHOLDS[LoopKind.REPEAT][0],
+    2 * _THRESHOLDS[LoopKind.PING_PONG][0] - 2,
+    _THRESHOLDS[LoopKind.NO_PROGRESS][0],
+)
+"""The run counters (`_same_key`, `_period_two`, `_same_result`) below which no pattern
+reaches its warning: a ping-pong run is the newest two calls plus `_period_two`."""
+
+
+class _Entry(NamedTuple):
     tool: str
     key: str
-    result: bytes
+
+
+def _fingerprint(result: str) -> str | bytes:
+    """The result itself, or the digest of one longer than `TEXT_LIMIT`."""
+    if len(result) <= TEXT_LIMIT:
+        return result
+    return hashlib.blake2b(result.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _severity(kind: LoopKind, count: int) -> LoopSeverity | None:
@@ -76,11 +98,25 @@ def _severity(kind: LoopKind, count: int) -> LoopSeverity | None:
 
 
 class LoopDetector:
-    """Records successful calls and reports the strongest pattern they form."""
+    """Records successful calls and reports the strongest pattern they form.
+
+    Each pattern is a run that ends at the newest call, so three counters follow the runs as
+    calls arrive (O(1) a call); the window is read only for what a counter cannot say (the
+    distinct arguments of a long no-progress run). A run counts at most the calls the window
+    holds, exactly as a walk back over the window would.
+    """
 
     def __init__(self, ignore: list[str] | None = None) -> None:
         self._window: deque[_Entry] = deque(maxlen=WINDOW)
         self._ignore = {name.strip().lower() for name in ignore or []}
+        self._same_key = 0
+        """Calls in a row (newest included) with the newest call's key."""
+        self._period_two = 0
+        """Calls in a row, from the newest back, whose tool equals the tool two calls before."""
+        self._same_result = 0
+        """Calls in a row (newest included) with the newest call's tool and result."""
+        self._last_result: str | bytes = b""
+        """The newest call's result (`_fingerprint`)."""
 
     def record(self, tool: str, key: str, result: str) -> LoopSignal | None:
         """Record one successful call; return a signal when a pattern reaches a threshold.
@@ -90,10 +126,32 @@ class LoopDetector:
             key: canonical call key (name + canonical arguments).
             result: the normalised result text.
         """
-        if tool.strip().lower() in self._ignore:
+        if self._ignore and tool.strip().lower() in self._ignore:
             return None
-        digest = hashlib.blake2b(result.encode("utf-8", "replace"), digest_size=16).digest()
-        self._window.append(_Entry(tool, key, digest))
+        fingerprint = _fingerprint(result)
+        window = self._window
+        if window:
+            last = window[-1]
+            self._same_key = self._same_key + 1 if key == last.key else 1
+            same = tool == last.tool and fingerprint == self._last_result
+            self._same_result = self._same_result + 1 if same else 1
+            before = window[-2] if len(window) > 1 else None
+            if before is not None and tool == before.tool:
+                self._period_two += 1
+            else:
+                self._period_two = 0
+        else:
+            self._same_key = self._same_result = 1
+            self._period_two = 0
+        window.append(_Entry(tool, key))
+        self._last_result = fingerprint
+        repeat, period_two, no_progress = _QUIET
+        if (
+            self._same_key < repeat
+            and self._period_two < period_two
+            and self._same_result < no_progress
+        ):
+            return None
         strongest: LoopSignal | None = None
         for signal in (self._repeat(), self._ping_pong(), self._no_progress()):
             if signal is not None and (
@@ -103,16 +161,13 @@ class LoopDetector:
         return strongest
 
     def _repeat(self) -> LoopSignal | None:
-        last = self._window[-1]
-        count = 0
-        for entry in reversed(self._window):
-            if entry.key != last.key:
-                break
-            count += 1
+        count = min(self._same_key, len(self._window))
         severity = _severity(LoopKind.REPEAT, count)
         if severity is None:
             return None
-        detail = f"'{last.tool}' was called {count} times in a row with identical arguments."
+        detail = (
+            f"'{self._window[-1].tool}' was called {count} times in a row with identical arguments."
+        )
         return LoopSignal(LoopKind.REPEAT, severity, count, detail)
 
     def _ping_pong(self) -> LoopSignal | None:
@@ -122,12 +177,9 @@ class LoopDetector:
         a, b = entries[-1].tool, entries[-2].tool
         if a == b:
             return None
-        run = 0
-        for i, entry in enumerate(reversed(entries)):
-            if entry.tool != (a if i % 2 == 0 else b):
-                break
-            run += 1
-        cycles = run // 2
+        # The newest two calls open the run; each earlier one joins while its tool equals the
+        # tool two calls later.
+        cycles = min(2 + self._period_two, len(entries)) // 2
         severity = _severity(LoopKind.PING_PONG, cycles)
         if severity is None:
             return None
@@ -135,18 +187,13 @@ class LoopDetector:
         return LoopSignal(LoopKind.PING_PONG, severity, cycles, detail)
 
     def _no_progress(self) -> LoopSignal | None:
-        last = self._window[-1]
-        keys: set[str] = set()
-        count = 0
-        for entry in reversed(self._window):
-            if entry.tool != last.tool or entry.result != last.result:
-                break
-            keys.add(entry.key)
-            count += 1
-        if len(keys) < 2:
-            return None
+        count = min(self._same_result, len(self._window))
         severity = _severity(LoopKind.NO_PROGRESS, count)
         if severity is None:
             return None
+        keys = {entry.key for entry in itertools.islice(reversed(self._window), count)}
+        if len(keys) < 2:
+            return None
+        last = self._window[-1]
         detail = f"'{last.tool}' returned the same result {count} times for different arguments."
         return LoopSignal(LoopKind.NO_PROGRESS, severity, count, detail)
