@@ -67,6 +67,56 @@ class TestEncodedSecret:
         assert text == Redactor().redact_text(text)
 
 
+class TestEncodedTrigger:
+    """The trigger asks for the plausible shape only where a run can start (see
+    `EncodedSecretRule.trigger`): gated and ungated scans must still agree wherever a run
+    starts, a receipt's end included (receipts are blanked out before the rules run)."""
+
+    RECEIPT = "zc-receipt-12-" + "B" * 43
+    BLOB = _b64(f"password={PW} and more")
+
+    def test_base64_right_after_a_receipt_is_replaced(self) -> None:
+        """A receipt's characters continue the run in the text, yet the blob after it is
+        found once the receipt is blanked: the trigger must trip there too."""
+        text = f"x {self.RECEIPT}{self.BLOB} y"
+
+        assert f"x {self.RECEIPT}[REDACTED:encoded_secret] y" == Redactor().redact_text(text)
+
+    @pytest.mark.parametrize(
+        "before",
+        [
+            "",
+            " ",
+            "=",
+            "==",
+            ":",
+            "\n",
+            "\\n",
+            "\0",
+            "\n\0\n",
+            "é",
+            "[REDACTED:email]",
+            "zc-receipt-1-" + "C" * 43,
+            "zc-receipt-1-" + "C" * 42,
+            "ab",
+            "a" * 19,
+            "+/_-",
+        ],
+    )
+    @pytest.mark.parametrize(
+        "after", ["", " ", "==", "=x", "\nQUJD", "\nQUJDRUZH", "\\nQUJDRUZH", "é"]
+    )
+    def test_gated_scan_agrees_with_running_every_rule(self, before: str, after: str) -> None:
+        """Blobs (a secret's, and harmless text's) after every kind of neighbour, alone, wrapped
+        and twice in a row: the gate skips the rule only where it would find nothing."""
+        scanner = Redactor()._scanner
+        harmless = _b64("just some harmless configuration text")
+        wrapped = "\n".join(self.BLOB[i : i + 24] for i in range(0, len(self.BLOB), 24))
+        for blob in (self.BLOB, harmless, wrapped, self.BLOB + self.BLOB, self.BLOB[1:]):
+            text = before + blob + after
+            assert scanner.scan(text, ungated=True) == scanner.scan(text)
+
+
 class TestPercentEncoded:
     @pytest.mark.parametrize(
         ("text", "expected"),

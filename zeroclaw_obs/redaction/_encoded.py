@@ -43,9 +43,19 @@ class EncodedSecretRule:
     description = "base64 or base64url text that decodes to text containing a secret"
     # Base64 of printable ASCII starts every 4-character group with one of `I-Z a-f`
     # (the top six bits of a byte 0x20–0x7E): a cheap shape that UUIDs and hex ids lack.
-    trigger = r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{3}){5}"
+    # `find` checks it on the first 20 characters of a run (`_PLAUSIBLE`), so the trigger
+    # asks for it there too: after the text's start, a character outside the run's alphabet
+    # or a receipt (which `Scanner.scan` blanks out, so that a run may start right after
+    # one). Anchored so, the automaton follows one place in one run at a time (a digest or
+    # an id whose groups happen to fit somewhere inside no longer trips it), and it is
+    # cheap enough to join the gate's set of every trigger (see `_gate`).
+    trigger = (
+        r"(?:^|[^A-Za-z0-9+/_-]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43})"
+        r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{3}){5}"
+    )
     gated_alone = True
-    """Its counted run is searched on its own, not in the gate's set (see `Scanner`)."""
+    """Its counted run is searched on its own in the gate's split sets (long texts and inner
+    scans), not in one of them (see `Scanner`)."""
     pii = False
 
     def __init__(self, priority: int) -> None:
