@@ -112,7 +112,9 @@ class LoopDetector:
         self._same_key = 0
         """Calls in a row (newest included) with the newest call's key."""
         self._period_two = 0
-        """Calls in a row, from the newest back, whose tool equals the tool two calls before."""
+        """Calls in a row, from the newest back, whose tool equals the tool two calls before;
+        0 while the newest two calls are of one tool (no ping-pong then, nor at the next call:
+        a different tool there differs from the one two calls before it)."""
         self._same_result = 0
         """Calls in a row (newest included) with the newest call's tool and result."""
         self._last_result: str | bytes = b""
@@ -136,7 +138,7 @@ class LoopDetector:
             same = tool == last.tool and fingerprint == self._last_result
             self._same_result = self._same_result + 1 if same else 1
             before = window[-2] if len(window) > 1 else None
-            if before is not None and tool == before.tool:
+            if before is not None and tool == before.tool and tool != last.tool:
                 self._period_two += 1
             else:
                 self._period_two = 0

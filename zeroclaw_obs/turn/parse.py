@@ -128,9 +128,17 @@ def _decode_arguments(raw: dict[str, Any] | str | None) -> tuple[dict[str, Any],
             return {}, "arguments are not valid JSON"
     if not isinstance(value, dict):
         return {}, "arguments must be a JSON object"
-    if not depth_within(value):
+    if not _flat(value) and not depth_within(value):
         return {}, _TOO_DEEP
     return value, None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat(arguments: dict[str, Any]) -> bool:
+    """True when no value holds anything (exact scalar types): depth 2, no walk needed."""
+    return all(type(value) in _SCALARS for value in arguments.values())
 
 
 def parse_response(
