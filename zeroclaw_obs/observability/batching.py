@@ -18,8 +18,8 @@ import os
 import threading
 import time
 import weakref
-from collections import deque
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Collection, Iterable
 from typing import Generic, TypeVar
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, set_value
@@ -83,6 +83,9 @@ class BoundedBatcher(Generic[T]):
         wake_at: the queue length that wakes the worker early (default: a full batch, as the
             OpenTelemetry batch processors do). A higher mark keeps a burst from waking it.
         name: the worker thread's name after `zeroclaw-` (default: `<signal>-export`).
+        signals_of: the signals an item belongs to, for a queue that several signals share
+            (`signal_queue.SignalQueue`): a lost item is counted once under each of them
+            (default: under `signal`), and the warnings name the queue by `name`.
 
     Raises:
         ValueError: a size or delay breaks its rule; the message names the rule.
@@ -99,6 +102,7 @@ class BoundedBatcher(Generic[T]):
         schedule_delay_s: float = 5.0,
         wake_at: int | None = None,
         name: str | None = None,
+        signals_of: Callable[[T], Iterable[Signal]] | None = None,
     ) -> None:
         _validate(max_queue_size, max_export_batch_size, schedule_delay_s)
         if wake_at is not None and not max_export_batch_size <= wake_at <= max_queue_size:
@@ -120,8 +124,11 @@ class BoundedBatcher(Generic[T]):
         self._flush_waiters: list[threading.Event] = []
         self._closing = False
         self._abandoned = False
-        self._in_flight = 0
-        """Items in the batch the worker is exporting now; counted as dropped if abandoned."""
+        self._in_flight: list[T] = []
+        """The batch the worker is exporting now; counted as dropped if abandoned."""
+        self._signals_of = signals_of
+        self._label = signal.value if signals_of is None or name is None else name
+        """What the warnings call the queue: its signal, or a shared queue's name."""
         self._wait_until: float | None = None
         """The earliest deadline a caller is (or was) waiting on the worker for, until the worker
         next finishes a drain; shutdown never waits past it (exit pays for a stuck export once)."""
@@ -144,7 +151,7 @@ class BoundedBatcher(Generic[T]):
         self._wake = threading.Event()
         self._flush_waiters = []
         self._queue.clear()
-        self._in_flight = 0
+        self._in_flight = []
         self._wait_until = None
         if self._closing or self._abandoned:
             return
@@ -161,8 +168,11 @@ class BoundedBatcher(Generic[T]):
                 queue.append(item)
                 ready = len(queue) >= self._wake_at
         if not accepted:
-            self._health.increment(HealthCounter.DROPPED, self._signal)
-            self._warn_dropped(self._signal.value)
+            if self._signals_of is None:
+                self._health.increment(HealthCounter.DROPPED, self._signal)
+            else:
+                self._count_lost((item,), HealthCounter.DROPPED)
+            self._warn_dropped(self._label)
         elif ready:
             self._wake.set()
 
@@ -228,14 +238,25 @@ class BoundedBatcher(Generic[T]):
         finished = not self._worker.is_alive()
         with self._lock:
             self._abandoned = not finished
-            left = len(self._queue) + (self._in_flight if self._abandoned else 0)
+            lost = [*self._queue, *(self._in_flight if self._abandoned else ())]
             self._queue.clear()
             waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.set()
-        self._health.increment(HealthCounter.DROPPED, self._signal, left)
-        self._health.increment(HealthCounter.TIMED_OUT, self._signal, left)
-        return finished and left == 0
+        self._count_lost(lost, HealthCounter.DROPPED, HealthCounter.TIMED_OUT)
+        return finished and not lost
+
+    def _count_lost(self, items: Collection[T], *counters: HealthCounter) -> None:
+        """Count `items` in each of `counters`, under `signal` or the signals of each item."""
+        if not items:
+            return
+        if self._signals_of is None:
+            tally: dict[Signal, int] = {self._signal: len(items)}
+        else:
+            tally = Counter(signal for item in items for signal in self._signals_of(item))
+        for counter in counters:
+            for signal, n in tally.items():
+                self._health.increment(counter, signal, n)
 
     def _run(self) -> None:
         while True:
@@ -260,7 +281,7 @@ class BoundedBatcher(Generic[T]):
                     return
                 count = min(self._batch_size, len(self._queue))
                 batch = [self._queue.popleft() for _ in range(count)]
-                self._in_flight = count
+                self._in_flight = batch
                 self._room.notify_all()
             self._ship(batch)
 
@@ -269,17 +290,21 @@ class BoundedBatcher(Generic[T]):
         try:
             ok = self._export(batch)
         except Exception as exc:
-            self._warn_failed(self._signal.value, type(exc).__name__)
+            self._warn_failed(self._label, type(exc).__name__)
             ok = False
         finally:
             detach(token)
         with self._lock:
-            self._in_flight = 0
+            self._in_flight = []
             if self._abandoned:
                 return  # shutdown gave up on this export and counted its items already
         if not ok:
-            self._health.increment(HealthCounter.EXPORT_FAILURES, self._signal)
-            self._health.increment(HealthCounter.DROPPED, self._signal, len(batch))
+            self._count_lost(batch, HealthCounter.DROPPED)
+            if self._signals_of is None:
+                self._health.increment(HealthCounter.EXPORT_FAILURES, self._signal)
+            else:
+                for signal in {s for item in batch for s in self._signals_of(item)}:
+                    self._health.increment(HealthCounter.EXPORT_FAILURES, signal)
 
 
 def _validate(max_queue_size: int, max_export_batch_size: int, schedule_delay_s: float) -> None:

@@ -7,6 +7,9 @@
            metrics.record     logs.record       trace tree.record      (event, ids)
                   then plain observers (progress lines, …): on_event(event)
 
+In the runtime the three signals share one queue (`signal_queue.SignalQueue`, itself the one
+signal of the chain): the turn queues `(time, event, ids)` once and its worker feeds them.
+
 The span step returns the ids of the spans the event belongs to, and the chain hands
 `(event, ids)` to every signal, so a metric's exemplar and a log line point at the span that
 is exported: the order is code, not a convention about where an observer sits in a list.

@@ -34,6 +34,7 @@ from .metrics.exposition import MetricsServer, render_metrics, serve_metrics
 from .metrics.metrics import MetricsObserver
 from .observer import Observer
 from .progress import ProgressObserver
+from .signal_queue import SignalQueue
 from .trace_tree import TraceTreeObserver
 from .traces.tracer_setup import (
     abandon_tracing,
@@ -100,7 +101,8 @@ class Telemetry:
     log_queue: QueuedLogger | None = None
     """The worker that writes the observer's log lines; drained at shutdown."""
     metrics: MetricsObserver | None = None
-    """The metrics observer, whose worker applies the counted events; drained at shutdown."""
+    """The metrics observer, whose queue's worker applies the counted events (and writes the
+    observer's log lines, and feeds the tree); drained at shutdown."""
     _closed: bool = False
 
     def metrics_text(self) -> bytes:
@@ -158,8 +160,9 @@ class Telemetry:
         deadline = time.monotonic() + timeout_s
         flushed = True
         if self.metrics is not None:
-            # First: applying the queued counts is local work, so no collector (a silent one,
-            # a Ctrl-C while waiting on it) can cost the process's own metrics.
+            # First: applying the queued counts (and the observer's log lines: one queue) is
+            # local work, so no collector (a silent one, a Ctrl-C while waiting on it) can
+            # cost the process's own metrics.
             flushed = self.metrics.shutdown(timeout_s)
         if self.span_observer is not None:
             # Pending spans are built into the provider first, then the provider exports.
@@ -267,20 +270,22 @@ def setup_telemetry(
             clean_text=clean_text,
         )
     registry = CollectorRegistry(auto_describe=True)
+    # One queue for metrics, log lines and the tree: the turn queues each event once.
+    queue = SignalQueue(health=health)
+    signals.append(queue)
     metrics = MetricsObserver(
         registry,
         known_tools=known_tools,
         health=health,
         redactor=redactor,
         # Counted off the turn's path; every read of the registry applies what is queued.
-        deferred=True,
+        queue=queue,
     )
-    signals.append(metrics)
     log_handler = log_queue = None
     if options.logs is not None:
         logger = LineWriter(redactor=redactor, stream=options.logs, clean_text=clean_text)
         log_queue = QueuedLogger(logger, health=health, flush=options.logs.flush)
-        signals.append(LogObserver(log_queue, flush=log_queue.wake, health=health))
+        LogObserver(log_queue, flush=log_queue.wake, health=health, queue=queue)
         # The handler takes INFO, but libraries' loggers stay at the root's WARNING: only a
         # logger set to INFO on purpose reaches the file. Ours for MCP servers' stderr is one
         # (`tools/mcp_session.py`: each line, redacted, at INFO).
@@ -292,8 +297,7 @@ def setup_telemetry(
         observers.append(ProgressObserver(options.progress))
     tree = None
     if options.trace_tree:
-        tree = TraceTreeObserver()
-        signals.append(tree)
+        tree = TraceTreeObserver(queue=queue)
     server = None
     if options.metrics_port is not None:
         server = serve_metrics(registry, host=options.metrics_host, port=options.metrics_port)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._terminal import printable
 from .events import (
@@ -40,11 +40,16 @@ from .events import (
     ToolCall,
 )
 
+if TYPE_CHECKING:
+    from .signal_queue import Queued, SignalQueue
+
 __all__ = ["TraceTreeObserver"]
 
 MAX_TURNS = 64
 MAX_PENDING = 256
 """Events queued before they are applied even though nobody draws the tree yet."""
+APPLY_WAIT_S = 1.0
+"""The longest drawing waits for a signal queue to apply what it holds."""
 
 ToolFacts = tuple[str, float, str, bool, int, int]
 """A tool call's line before it is drawn: tool, seconds, outcome, receipt, redactions, chars
@@ -80,9 +85,18 @@ class TraceTreeObserver:
     The turn's path only queues each event the tree draws with its ids (one append); they are
     applied, in order and in one go, when the tree is drawn or when `MAX_PENDING` wait (the
     events hold their payloads: a memory bound).
+
+    Args:
+        queue: the queue that metrics, log lines and the trace tree share
+            (`signal_queue.SignalQueue`): the tree joins it, its worker applies the events,
+            and drawing applies what it holds first; then the queue, not this observer, is
+            the chain's signal.
     """
 
-    def __init__(self) -> None:
+    lost_as = None
+    """A terminal view: events the signal queue loses are counted for the other signals."""
+
+    def __init__(self, queue: SignalQueue | None = None) -> None:
         self._turns: dict[str, _Turn] = {}
         # By exact type, like the other observers: the events the tree ignores (a tool call's
         # start, a provider request) cost one lookup.
@@ -96,6 +110,24 @@ class TraceTreeObserver:
         self._drawn = (AgentStart, *self._handlers)
         self._pending: deque[tuple[ObserverEvent, EventIds]] = deque()
         self._applying = threading.Lock()
+        self._queue = queue
+        if queue is not None:
+            queue.add(self)
+
+    def kinds(self) -> Iterable[type]:
+        """The event types it draws (`QueuedSignal`)."""
+        return self._drawn
+
+    def apply(self, batch: Sequence[Queued]) -> None:
+        """Apply the events of a signal queue's batch that it draws (`QueuedSignal`)."""
+        drawn = self._drawn
+        with self._applying:
+            for _, event, ids in batch:
+                if type(event) in drawn:
+                    try:
+                        self._record(event, ids)
+                    except Exception:  # a view must never break a turn
+                        continue
 
     def on_event(self, event: ObserverEvent) -> None:
         """Draw `event` (without the trace id: that comes with `record`)."""
@@ -189,6 +221,8 @@ class TraceTreeObserver:
         By default the latest top-level turn, followed (indented) by the sub-agent turns it
         delegated, which started after it.
         """
+        if self._queue is not None:
+            self._queue.force_flush(APPLY_WAIT_S)
         self._apply()
         if not self._turns:
             return ""

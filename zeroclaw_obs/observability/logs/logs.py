@@ -12,7 +12,8 @@ Risky parts:
 - Nothing here touches structlog's or logging's global configuration: loggers are built from
   explicit processors, and the stdlib handler is returned so the caller can remove it.
 - The turn's path pays for a tuple and a queue append per event, no more: `LogObserver` hands
-  the event, its span ids and the time to `QueuedLogger`'s bounded queue, and one worker
+  the event, its span ids and the time to `QueuedLogger`'s bounded queue (in the runtime, to
+  the queue it shares with metrics and the tree: `signal_queue.SignalQueue`), and one worker
   thread builds the fields, runs the processors (redaction included; `LineWriter`, without
   structlog's per-line bound-logger plumbing, redacts and encodes our flat lines in one pass:
   `flat_json.FlatJsonRenderer`) and writes each batch in one go. A full queue drops lines
@@ -25,8 +26,8 @@ Risky parts:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..events import (
     CALL_CANCELLED,
@@ -62,6 +63,9 @@ from .chain import (
     route_stdlib_logging,
 )
 from .queued import QueuedLogger
+
+if TYPE_CHECKING:
+    from ..signal_queue import Queued, SignalQueue
 
 __all__ = [
     "BufferedWriteLogger",
@@ -120,6 +124,11 @@ class LogObserver:
             ends (`build_logger` does not flush info lines one by one); e.g. `stream.flush`.
         health: where events this observer fails on are counted (`observer_errors`, signal
             `logs`), besides `errors`.
+        queue: the queue that metrics, log lines and the trace tree share
+            (`signal_queue.SignalQueue`): the observer joins it, and its worker builds the
+            lines of each batch and writes them through the `QueuedLogger` (`logger`), each
+            stamped with the time the turn queued the event, as `defer` does; then the queue,
+            not this observer, is the chain's signal.
     """
 
     def __init__(
@@ -129,11 +138,15 @@ class LogObserver:
         capture_content: bool = False,
         flush: Callable[[], None] | None = None,
         health: TelemetryHealth | None = None,
+        queue: SignalQueue | None = None,
     ) -> None:
+        if queue is not None and not isinstance(logger, QueuedLogger):
+            raise TypeError("a log observer on a signal queue writes through a QueuedLogger")
         self.errors = 0
         """Events that failed to log (never raised into the turn)."""
         self._health = health
         self._log = logger.log
+        self._queued = logger if isinstance(logger, QueuedLogger) else None
         self._defer = logger.defer if isinstance(logger, QueuedLogger) else None
         self._flush = flush
         self._capture = capture_content
@@ -151,6 +164,27 @@ class LogObserver:
             SteeringMessages: self._on_steering,
             AgentEnd: self._on_agent_end,
         }
+        if queue is not None:
+            queue.add(self)
+
+    lost_as = Signal.LOGS
+    """Events of its kinds that the signal queue loses are counted as lost log lines."""
+
+    def kinds(self) -> Iterable[type]:
+        """The event types it writes lines for (`QueuedSignal`)."""
+        return self._handlers.keys()
+
+    def apply(self, batch: Sequence[Queued]) -> None:
+        """Write the lines of a signal queue's batch (`QueuedSignal`): the items `defer` would
+        have queued, written at once on the queue's worker."""
+        handlers, lines = self._handlers, self._lines
+        mine = [
+            (when, lines, (handlers[type(event)], event, ids))
+            for when, event, ids in batch
+            if type(event) in handlers
+        ]
+        if mine:
+            self._queued.write(mine)  # type: ignore[union-attr]  # checked in __init__
 
     def on_event(self, event: ObserverEvent) -> None:
         """Log `event` with null ids. Never raises."""

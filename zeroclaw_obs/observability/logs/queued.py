@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -56,8 +57,10 @@ class QueuedLogger:
         self._health = health
         self._level = level
         self._flush = flush
+        self._writing = threading.Lock()
+        """Held while a batch is written: by the worker, or by a `SignalQueue`'s (`write`)."""
         self._batcher: BoundedBatcher[_Queued] = BoundedBatcher(
-            self._write,
+            self.write,
             signal=Signal.LOGS,
             health=health,
             max_queue_size=max_queue_size,
@@ -102,6 +105,12 @@ class QueuedLogger:
                 if level >= self._level:
                     fields["timestamp"] = first
                     yield level, event, fields
+
+    def write(self, batch: list[_Queued]) -> bool:
+        """Write `batch` now on the caller's thread, one batch at a time: the worker's step, and
+        the log observer's on a `SignalQueue`'s worker, whose items are those `defer` queues."""
+        with self._writing:
+            return self._write(batch)
 
     def _write(self, batch: list[_Queued]) -> bool:
         if self._lines is not None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -74,6 +74,7 @@ from .series import (
 
 if TYPE_CHECKING:
     from ...redaction import Redactor
+    from ..signal_queue import Queued, SignalQueue
 
 __all__ = [
     "APPROVAL_WAIT_BUCKETS",
@@ -162,6 +163,10 @@ class MetricsObserver:
             them at the end of every turn, every second, when half the queue is used, and
             before every read of the registry. A full queue drops events and counts them
             (`signal="metrics"`). Call `shutdown` at exit (`Telemetry.shutdown` does).
+        queue: the queue that metrics, log lines and the trace tree share
+            (`signal_queue.SignalQueue`): the observer joins it and its worker applies the
+            events, as `deferred` does, with every read of the registry applying what it
+            holds; then the queue, not this observer, is the chain's signal.
 
     Raises:
         ValueError: the registry already holds one of these metric names.
@@ -175,6 +180,7 @@ class MetricsObserver:
         health: HealthSource | None = None,
         redactor: Redactor | None = None,
         deferred: bool = False,
+        queue: SignalQueue | None = None,
     ) -> None:
         self.errors = 0
         self._shown = label_shower(redactor)
@@ -182,7 +188,10 @@ class MetricsObserver:
         self._health = health if isinstance(health, TelemetryHealth) else None
         self._known_tools = known_tools
         self._pending: BoundedBatcher[tuple[Any, EventIds]] | None = None
-        if deferred:
+        self._queue = queue
+        if queue is not None:
+            registry.register(Pending(queue.force_flush))
+        elif deferred:
             self._pending = BoundedBatcher(
                 self._apply,
                 signal=Signal.METRICS,
@@ -203,6 +212,22 @@ class MetricsObserver:
             ApprovalDecision: self._on_approval,
             LoopDetection: self._on_loop_detection,
         }
+        if queue is not None:
+            queue.add(self)
+
+    lost_as = Signal.METRICS
+    """Events of its kinds that the signal queue loses are counted as lost metrics."""
+
+    def kinds(self) -> Iterable[type]:
+        """The event types it counts (`QueuedSignal`)."""
+        return self._handlers.keys()
+
+    def apply(self, batch: Sequence[Queued]) -> None:
+        """Count the events of a signal queue's batch that it counts (`QueuedSignal`)."""
+        handlers = self._handlers
+        mine = [(event, ids) for _, event, ids in batch if type(event) in handlers]
+        if mine:
+            self._apply(mine)
 
     def _build_metrics(self, registry: CollectorRegistry) -> None:
         # Labelled metrics are kept as `Children`: call them with the label values.
@@ -287,11 +312,15 @@ class MetricsObserver:
 
     def force_flush(self, timeout_s: float = APPLY_WAIT_S) -> bool:
         """Apply every queued event now (deferred); wait at most `timeout_s`."""
+        if self._queue is not None:
+            return self._queue.force_flush(timeout_s)
         return True if self._pending is None else self._pending.force_flush(timeout_s)
 
     def shutdown(self, timeout_s: float = 5.0) -> bool:
         """Apply what is queued and stop the worker within `timeout_s` (deferred); the rest
         is counted as dropped."""
+        if self._queue is not None:
+            return self._queue.shutdown(timeout_s)
         return True if self._pending is None else self._pending.shutdown(timeout_s)
 
     def _apply(self, batch: list[tuple[Any, EventIds]]) -> bool:
