@@ -71,8 +71,9 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
 
     rules = scanner._rules
     scanner._rules = tuple(Timed(rule) for rule in rules)
-    gate, inner_gate = scanner.gate, scanner._inner_gate
+    gate, inner_gate, short_gate = scanner.gate, scanner._inner_gate, scanner.short_gate
     scanner.gate = timed("gate", gate)
+    scanner.short_gate = timed("gate", short_gate)  # `redact_text`'s own call, short texts
     scanner._inner_gate = timed("gate (inner scans)", inner_gate)
     saved = (_redactor.fold, _redactor._splice, redactor._json)
     _redactor.fold = timed("fold", _redactor.fold)
@@ -113,7 +114,7 @@ def _stages(redactor: Redactor, records: list[str]) -> dict[str, float]:
         _redactor.fold, _redactor._splice, redactor._json = saved
         for name, original in originals.items():
             setattr(Redactor, name, original)
-        scanner.gate, scanner._inner_gate = gate, inner_gate
+        scanner.gate, scanner._inner_gate, scanner.short_gate = gate, inner_gate, short_gate
         scanner._rules = rules
     return spent
 

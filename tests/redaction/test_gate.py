@@ -48,6 +48,7 @@ def test_gate_lists_exactly_the_rules_whose_trigger_matches(name: str) -> None:
     triggers.append(compile_pattern(_MARKER_TRIGGER))
     assert any(len(t.encode()) >= _LONG for t in TEXTS)
     assert any(len(t.encode()) < _LONG for t in TEXTS)
+    assert scanner.short_below == _LONG
     for text in TEXTS:
         data = text.encode()
         expected = {i for i, trigger in enumerate(triggers) if trigger.search(data) is not None}
@@ -58,3 +59,56 @@ def test_gate_lists_exactly_the_rules_whose_trigger_matches(name: str) -> None:
         assert len(got) == len(set(got))
         assert sorted(inner) == sorted(expected)
         assert len(inner) == len(set(inner))
+        if len(data) < scanner.short_below:  # what `redact_text` asks for a short text
+            assert sorted(scanner.short_gate(data)) == sorted(expected)
+
+
+_RUN_START_VALUES = [
+    "4111 1111 1111 1111",
+    "4111111111111111",
+    "4111-1111-1111-1111",
+    "555 123 4567",
+    "1-555-123-4567",
+    "(555) 123-4567",
+    "1 (555) 123-4567",
+    "cGFzc3dvcmQ9WnE4V3g3VmM2Qm41TWw0SyBhbmQgbW9yZQ==",
+]
+"""Cards, North-American phone numbers and a base64 secret: rules whose triggers start where
+a run starts (`_spec.run_start`), not anywhere their pattern could."""
+_NEIGHBOURS = [
+    "",
+    " ",
+    "x",
+    "9",
+    "-",
+    ".",
+    "/",
+    "_",
+    "+",
+    "=",
+    "\n",
+    "\0",
+    "é",
+    "(",
+    "1 ",
+    "[REDACTED:email]",
+    "zc-receipt-1-" + "C" * 43,
+    "zc-receipt-12-" + "_" * 43,
+    "zc-receipt-1-" + "C" * 42,
+]
+
+
+@pytest.mark.parametrize("name", list(REDACTORS))
+def test_triggers_at_run_starts_skip_only_what_the_rules_refuse(name: str) -> None:
+    """A value after every kind of neighbour (a run's own character, a boundary, a marker, a
+    receipt, which the scan blanks out so a run starts right after it): the gated scan finds
+    exactly what running every rule finds, and the values after a receipt are found."""
+    scanner = REDACTORS[name]()._scanner
+    for value in _RUN_START_VALUES:
+        for before in _NEIGHBOURS:
+            for after in ("", " ", "x", "9", "-"):
+                text = before + value + after
+                assert scanner.scan(text, ungated=True) == scanner.scan(text), repr(text)
+    receipt = "zc-receipt-1-" + "C" * 43
+    found = Redactor()._scanner.scan(receipt + "4111111111111111 " + receipt + "555 123 4567")
+    assert ["payment_card", "phone_number"] == [rule_id for *_, rule_id in found]

@@ -20,6 +20,7 @@ Risky part: recursion. Each decoding adds one to the depth, and neither rule run
 from __future__ import annotations
 
 from ._scanner import Candidate, View, compile_pattern
+from ._spec import run_start
 from ._validators import decode_base64_text
 
 __all__ = ["MAX_DECODE_DEPTH", "EncodedSecretRule", "PercentEncodedRule", "percent_decode"]
@@ -44,15 +45,11 @@ class EncodedSecretRule:
     # Base64 of printable ASCII starts every 4-character group with one of `I-Z a-f`
     # (the top six bits of a byte 0x20–0x7E): a cheap shape that UUIDs and hex ids lack.
     # `find` checks it on the first 20 characters of a run (`_PLAUSIBLE`), so the trigger
-    # asks for it there too: after the text's start, a character outside the run's alphabet
-    # or a receipt (which `Scanner.scan` blanks out, so that a run may start right after
-    # one). Anchored so, the automaton follows one place in one run at a time (a digest or
-    # an id whose groups happen to fit somewhere inside no longer trips it), and it is
-    # cheap enough to join the gate's set of every trigger (see `_gate`).
-    trigger = (
-        r"(?:^|[^A-Za-z0-9+/_-]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43})"
-        r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{3}){5}"
-    )
+    # asks for it there too, where a run starts (`run_start`). Anchored so, the automaton
+    # follows one place in one run at a time (a digest or an id whose groups happen to fit
+    # somewhere inside no longer trips it), and it is cheap enough to join the gate's set
+    # of every trigger (see `_gate`).
+    trigger = run_start("A-Za-z0-9+/_-") + r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{3}){5}"
     gated_alone = True
     """Its counted run is searched on its own in the gate's split sets (long texts and inner
     scans), not in one of them (see `Scanner`)."""

@@ -18,6 +18,7 @@ number from a match.
 from __future__ import annotations
 
 from ._scanner import Check, Hit, Spec, compile_pattern
+from ._spec import run_start
 from ._validators import card_span, iban_span, is_ipv4, is_ipv6, is_phone, is_ssn
 
 __all__ = ["pii_specs"]
@@ -137,7 +138,8 @@ def pii_specs() -> list[Spec]:
             r"[0-9]{13,19}|[0-9]{4}(?: [0-9]{4}){2} [0-9]{1,4}(?: [0-9]{1,3})?"
             r"|[0-9]{4}(?:-[0-9]{4}){2}-[0-9]{1,4}(?:-[0-9]{1,3})?"
             r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{4,5}",
-            r"[0-9]{13}|[0-9]{4}[ -][0-9]{4,6}[ -][0-9]{4}",
+            # Where a run starts: the check refuses a match after a `not_after` character.
+            run_start("0-9A-Za-z_./-") + r"(?:[0-9]{13}|[0-9]{4}[ -][0-9]{4,6}[ -][0-9]{4})",
             _card,
             not_after="0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_./-",
         ),
@@ -172,7 +174,11 @@ def pii_specs() -> list[Spec]:
             r"|(?:^|[^0-9A-Za-z+.,/-])(0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
             r"|07[0-9]{3} ?[0-9]{6})"
             r"|(?m)^[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+(\+?[0-9][0-9 ().-]{5,20}[0-9])",
-            r"\+[1-9][0-9 ().-]{6}|[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3}"
+            r"\+[1-9][0-9 ().-]{6}"
+            # The North-American forms, after the boundary their pattern starts with.
+            + "|"
+            + run_start("0-9A-Za-z.+-")
+            + r"(?:1[ .-])?(?:[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3})"
             r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|fax|whatsapp)[^A-Za-z0-9\r\n]"
             r"[^0-9\r\n]{0,30}[0-9]"
             r"|0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9]"

@@ -231,7 +231,11 @@ class Redactor:
             # shuts the gate. Otherwise exactly what `_text` does, gated once.
             if s.startswith(_RECEIPT_PREFIX) and _WHOLE_PROTECTED.fullmatch(s):
                 return s  # a receipt on its own is never changed (fresh on every call)
-            hits = self._scanner.gate(s.encode())
+            scanner, data = self._scanner, s.encode()
+            if len(data) < scanner.short_below:
+                hits = scanner.short_gate(data)  # RE2's own call: no Python in the gate
+            else:
+                hits = scanner.gate(data)
             if not hits:
                 outputs.add(s)
                 return s

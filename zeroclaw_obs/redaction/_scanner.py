@@ -43,6 +43,7 @@ document; `_FAST` falls back to the public `finditer` when that attribute is mis
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from typing import Any, Protocol
 
@@ -50,7 +51,7 @@ import re2
 
 from ._normalize import utf8_safe
 from ._resolve import Candidate, resolve
-from ._spec import LEAD, LOOK_INSIDE, Check, Hit, Spec
+from ._spec import LEAD, LOOK_INSIDE, RECEIPT, Check, Hit, Spec
 
 __all__ = [
     "LEAD",
@@ -66,7 +67,7 @@ __all__ = [
     "resolve",
 ]
 
-_MARKER_OR_RECEIPT = r"\[REDACTED:[a-z0-9_]{1,64}\]|zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}"
+_MARKER_OR_RECEIPT = r"\[REDACTED:[a-z0-9_]{1,64}\]|" + RECEIPT
 _MARKER_TRIGGER = r"\[REDACTED:|zc-receipt-"
 
 
@@ -76,6 +77,8 @@ def _options() -> re2.Options:
     options.log_errors = False
     return options
 
+
+_Gate = Callable[[bytes], list[int]]
 
 _OPTIONS = _options()
 _GATE_OPTIONS = _options()
@@ -230,7 +233,8 @@ class Scanner:
     thread-safe and the scanner holds no per-call state).
     """
 
-    __slots__ = ("_allow", "_allow_patterns", "_clip", "_inner_gate", "_protect", "_rules", "gate")
+    __slots__ = ("_allow", "_allow_patterns", "_clip", "_inner_gate", "_protect", "_rules")
+    __slots__ += ("gate", "short_gate", "short_below")
 
     def __init__(
         self,
@@ -243,8 +247,11 @@ class Scanner:
     ) -> None:
         """Compile the gate over `rules` (in chain order): `gate(data)` lists the chain
         indices of the rules whose triggers `data` (UTF-8) holds, empty when no rule can
-        match there (an attribute, not a method: clean text costs one call). A caller that
-        gates first hands the result to `scan`.
+        match there (an attribute, not a method: clean text costs one call), and the marker
+        entry (index `len(rules)`) when it holds a marker or a receipt. `short_gate` gives
+        the same answer for `data` shorter than `short_below` bytes, and is RE2's own
+        function: a caller that gates a short text through it spends no Python there. A
+        caller that gates first hands the result to `scan`.
 
         Args:
             clip_below: rules with a lower priority identify a secret by its own format (a
@@ -263,7 +270,7 @@ class Scanner:
         self._protect = compile_pattern(_MARKER_OR_RECEIPT)
         triggers = {i: rule.trigger for i, rule in enumerate(self._rules)}
         triggers[len(self._rules)] = _MARKER_TRIGGER  # a literal too: it joins the formats
-        self.gate, self._inner_gate = _gate(
+        self.gate, self._inner_gate, self.short_gate, self.short_below = _gate(
             triggers,
             literal={i for i in triggers if i < formats or i == len(self._rules)},
             alone={i for i, rule in enumerate(self._rules) if getattr(rule, "gated_alone", False)},
@@ -354,10 +361,11 @@ def _first_match(regex: Any) -> Callable[[bytes], bool]:
 
 def _gate(
     triggers: Mapping[int, str], *, literal: Set[int], alone: Set[int]
-) -> tuple[Callable[[bytes], list[int]], Callable[[bytes], list[int]]]:
-    """The gate over `triggers` (chain index → trigger): a function listing the indices of
-    those that match `data`, in no particular order; and the same gate that reads every text
-    through the split sets, for inner scans.
+) -> tuple[_Gate, _Gate, _Gate, int]:
+    """The gate over `triggers` (chain index → trigger, indices 0 to n - 1): a function
+    listing the indices of those that match `data`, in no particular order; the same gate
+    that reads every text through the split sets, for inner scans; the one set of every
+    trigger, the whole gate for a text shorter than the last value, `short_below`.
 
     Why not one `re2.Set` of every trigger for every text: a DFA's state is the set of places
     the text may have reached in *each* trigger at once, so context triggers (credential
@@ -387,15 +395,16 @@ def _gate(
     one set, ~8 µs split, on ~67 bytes; on clean log lines the one set is ~3× faster).
 
     Every split gives exactly the one set's answer: a set reports every pattern that
-    matches anywhere in the text, whichever set holds it.
+    matches anywhere in the text, whichever set holds it. The one set holds the triggers in
+    index order, so its own answer is the gate's, with no Python in between: the clean line
+    a caller gates through it (`Scanner.short_gate`) costs one call into RE2.
     """
     in_sets = [i for i in triggers if i not in alone]
     shared = [i for i in in_sets if i in literal]
     rest = [i for i in in_sets if i not in literal]
     groups = [shared] if shared else []
     groups += [rest[i : i + _GATE_SET_SIZE] for i in range(0, len(rest), _GATE_SET_SIZE)]
-    every = [*in_sets, *alone]
-    whole, order = _set_match([triggers[i] for i in every]), tuple(every)
+    whole = _set_match([triggers[i] for i in range(len(triggers))])  # index = chain index
     split = [(tuple(g), _set_match([triggers[i] for i in g])) for g in groups]
     searches = tuple((i, _first_match(compile_pattern(triggers[i]))) for i in alone)
 
@@ -411,12 +420,12 @@ def _gate(
         return hits
 
     def gate(data: bytes) -> list[int]:
-        if len(data) >= _LONG and len(split) > 1:
+        if len(data) >= short_below:
             return split_gate(data)
-        found = whole(data)
-        return [order[i] for i in found] if found else []
+        return whole(data)
 
-    return gate, split_gate
+    short_below = _LONG if len(split) > 1 else sys.maxsize
+    return gate, split_gate, whole, short_below
 
 
 def _set_match(triggers: Sequence[str]) -> Callable[[bytes], list[int]]:

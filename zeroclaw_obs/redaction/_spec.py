@@ -11,11 +11,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["LEAD", "LOOK_INSIDE", "Check", "Hit", "Spec"]
+__all__ = ["LEAD", "LOOK_INSIDE", "RECEIPT", "Check", "Hit", "Spec", "run_start"]
 
 LEAD = r"(?:^|[^A-Za-z0-9]|\\[nrt])"
 """What may come right before a token (`Spec.lead`): the text's start, any character but a
 letter or digit, or a JSON escape (`\\n`, `\\r`, `\\t`), so `"…\\nghp_…"` holds a token."""
+
+RECEIPT = r"zc-receipt-[0-9]{1,20}-[A-Za-z0-9_-]{43}"
+"""A receipt, as the scanner finds it to blank it out before the rules run."""
+
+
+def run_start(inside: str) -> str:
+    """Where a trigger may start for a rule that accepts a match only where a run of the
+    characters `inside` (a class body, without `]`) starts: the text's start, a character
+    outside the run, or the end of a receipt. The scanner blanks receipts out before the
+    rules read the text, so a run may start right after one there though not in the text
+    the gate reads; a marker ends with `]`, outside every such run."""
+    return rf"(?:^|[^{inside}]|{RECEIPT})"
 
 
 class Hit(NamedTuple):
@@ -48,7 +60,9 @@ class Spec:
     description: str
     pattern: str
     trigger: str
-    """A pattern that matches wherever `pattern` does (a necessary condition, cheap for a DFA)."""
+    """A pattern that matches wherever `pattern` does, or at least wherever the rule accepts
+    a match (a boundary its check requires: `run_start`): a necessary condition, cheap for
+    a DFA."""
     secret: tuple[int, ...] = (1,)
     """Groups that hold the secret; the first one that took part in the match is replaced."""
     key: tuple[int, ...] = ()
