@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from .events import NO_IDS, EventIds, ObserverEvent
-from .observer import Observer, tool_scope
+from .observer import Observer
 
 __all__ = ["SignalObserver", "SpanStep", "TelemetryChain"]
 
@@ -60,6 +60,7 @@ class TelemetryChain:
         observers: Sequence[Observer] = (),
     ) -> None:
         self._spans = spans
+        self._scope = getattr(spans, "tool_scope", None)
         self._signals = tuple(signals)
         self._observers = tuple(observers)
         self.failures = 0
@@ -72,10 +73,16 @@ class TelemetryChain:
         return bool(getattr(self._spans, "wants_messages", False))
 
     def tool_scope(self, turn_id: str, tool_call_id: str) -> AbstractContextManager[None] | None:
-        """The span step's scope for a running call (`ToolScopes`)."""
-        if self._spans is None:
+        """The span step's scope for a running call (`ToolScopes`); None when it has none or
+        fails (`observer.tool_scope` then gives the empty one). On every call's path: the step's
+        method, read once, called straight."""
+        scope = self._scope
+        if scope is None:
             return None
-        return tool_scope(self._spans, turn_id, tool_call_id)  # type: ignore[arg-type]
+        try:
+            return scope(turn_id, tool_call_id)  # type: ignore[no-any-return]
+        except Exception:
+            return None
 
     def on_event(self, event: ObserverEvent) -> None:
         ids = NO_IDS

@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from zeroclaw_obs.observability.batching import BoundedBatchSpanProcessor
+from zeroclaw_obs.observability.events import AgentStart, Correlation, ToolCallStart
 from zeroclaw_obs.observability.health import TelemetryHealth
 from zeroclaw_obs.observability.traces.deferred_spans import (
     AddEvent,
@@ -43,6 +44,7 @@ from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserv
 from zeroclaw_obs.redaction import CleanTextCache, Redactor
 from zeroclaw_obs.tools.base import Tool, ToolResult
 
+from ...builders import tool_call_event
 from ...conftest import make_replay
 
 
@@ -490,8 +492,17 @@ CALL_ID = "gen_ai.tool.call.id"
 class NothingKnown:
     """A memory of clean strings that knows none."""
 
+    young: frozenset[str] = frozenset()
+
     def is_clean(self, s: str) -> bool:
         return False
+
+
+class Unchanged:
+    """A redactor that changes nothing (so a `CleanTextCache` keeps a memory of its own)."""
+
+    def redact_text(self, s: str) -> str:
+        return s
 
 
 class TestCleanTexts:
@@ -541,8 +552,42 @@ class TestCleanTexts:
         await make_replay(TURN, observer=observer).run()
         observer.shutdown()
         setup.provider.force_flush()
-        assert {ReadableSpan} == {type(s) for s in setup.memory.get_finished_spans()}
+        spans = setup.memory.get_finished_spans()
+        assert {ReadableSpan} == {type(s) for s in spans}
+        assert 2 == sum(1 for s in spans if s.name.startswith("execute_tool"))
         setup.close()
+
+    @pytest.mark.parametrize("case", ["all young", "arguments old", "result unknown"])
+    def test_the_quick_look_lists_what_asking_each_text_lists(self, case):
+        """The young generation first, `is_clean` for a miss: the very texts, in the order,
+        that asking `is_clean` about each of the call's id, arguments and result gives."""
+        cache = CleanTextCache(Unchanged(), max_entries=4)
+        texts = ("call-7", '{"path": "a.py"}', "wrote a.py")
+        known = texts[:2] if case == "result unknown" else texts
+        if case == "arguments old":
+            cache.unchanged(texts[1])
+            for n in range(4):  # a full young generation: the arguments move to the old one
+                cache.unchanged(f"other {n}")
+            assert texts[1] not in cache.young and cache.is_clean(texts[1]) is True
+            known = texts
+        for text in known:
+            if case != "arguments old" or text != texts[1]:
+                cache.unchanged(text)
+        observer = SpanObserver(TracerProvider(), clean_text=cache)
+        closed: list[PendingSpan] = []
+        observer._builder.emit = closed.append  # type: ignore[method-assign]
+        correlation = Correlation(turn_id="t1", channel="cli", agent_alias="a")
+        observer.on_event(AgentStart(correlation=correlation, provider="p", model="m", time_ns=1))
+        tool = {"correlation": correlation, "iteration": 1, "tool_call_id": texts[0]}
+        start = {"tool": "edit", "provenance": "native", "arguments": texts[1], "time_ns": 2}
+        observer.record(ToolCallStart(**tool, **start))
+        observer.record(tool_call_event(**tool, arguments=texts[1], result=texts[2]))
+
+        (span,) = closed
+        assert known == span.clean_texts
+        assert all(a is b for a, b in zip(span.clean_texts, known, strict=True))
+        assert tuple(filter(cache.is_clean, texts)) == span.clean_texts
+        observer.shutdown()
 
     async def test_an_id_the_memory_forgot_since_the_parse_is_listed(self):
         """The memory lets a call's id go in a long response (it was redacted when the

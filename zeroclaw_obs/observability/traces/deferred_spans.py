@@ -430,6 +430,11 @@ class KnownClean(Protocol):
         """Whether `s` is remembered as a string the redactor leaves unchanged."""
         ...
 
+    @property
+    def young(self) -> set[str]:
+        """A quick first look: a string in it is remembered (`is_clean` answers the rest)."""
+        ...
+
 
 class RuntimeSpan(ReadableSpan):
     """An ended span the runtime built itself (`span_builder.DirectBuild`), with the texts on

@@ -143,7 +143,7 @@ class SpanObserver:
         self._tracer = tracer_provider.get_tracer(RUNTIME_SCOPE, __version__)
         self._handoff = install_handoff(self._tracer)
         self._capture = capture == ContentCapture.REDACTED
-        self._is_clean = clean_text.is_clean if clean_text is not None else None
+        self._clean_text = clean_text
         # Bound once: each call's span takes them, called on the build worker.
         self._tool_start_attributes = partial(tool_start_attributes, capture=self._capture)
         self._tool_closing = partial(tool_closing, capture=self._capture)
@@ -431,10 +431,15 @@ class SpanObserver:
             self._open.remember(event.correlation.turn_id, call_id, ids)
             opened = (span, ids, None if ids is None else EventIds(turn.ids, ids))
         span, _, known = opened
-        is_clean = self._is_clean
-        if is_clean is not None and self._capture:
+        clean_text = self._clean_text
+        if clean_text is not None and self._capture:
             # Known now, maybe forgotten by the time the span is exported (`RuntimeSpan`).
-            span.clean_texts = tuple(filter(is_clean, (call_id, event.arguments, event.result)))
+            texts = (call_id, event.arguments, event.result)
+            young = clean_text.young  # the common case: all three, in one look each
+            if texts[0] in young and texts[1] in young and texts[2] in young:
+                span.clean_texts = texts
+            else:
+                span.clean_texts = tuple(filter(clean_text.is_clean, texts))
         # The closing attributes, status and events are made on the build worker.
         self._builder.emit(span.close(event.time_ns, Deferred(self._tool_closing, event)))
         # Another call under the same id still open: `ids_for` answers with its span.
