@@ -9,9 +9,10 @@ Warnings and blocks reach the model as a note on the call's result and do not st
 an abort ends the turn with `Agent loop aborted by loop detector: …`. Each check looks at the
 bounded window only, so the cost per call is constant however long the turn is.
 
-Results are compared as text. The detector keeps only the newest one, and a result longer
-than `TEXT_LIMIT` only as a BLAKE2b digest of its exact UTF-8 bytes, so it never holds a
-large result (two results of the same length are either both text or both digests).
+Results are compared by their UTF-8 bytes (a lone surrogate reads as `?`). The detector keeps
+only the newest result's bytes, and those of a result longer than `TEXT_LIMIT` only as a
+BLAKE2b digest, so it never holds a large result (results with equal bytes have equal lengths,
+so both are kept as bytes or both as digests).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = ["LoopDetector", "LoopKind", "LoopSeverity", "LoopSignal"]
 
 WINDOW = 20
 TEXT_LIMIT = 65_536
-"""Results up to this many characters are kept as text for the next comparison."""
+"""Results up to this many characters are kept whole (as bytes) for the next comparison."""
 
 
 _RANK = {LoopSeverity.WARNING: 0, LoopSeverity.BLOCK: 1, LoopSeverity.ABORT: 2}
@@ -79,11 +80,12 @@ class _Entry(NamedTuple):
     key: str
 
 
-def _fingerprint(result: str) -> str | bytes:
-    """The result itself, or the digest of one longer than `TEXT_LIMIT`."""
+def _fingerprint(result: str) -> bytes:
+    """The result's bytes, or their digest for a result longer than `TEXT_LIMIT`."""
+    data = result.encode("utf-8", "replace")
     if len(result) <= TEXT_LIMIT:
-        return result
-    return hashlib.blake2b(result.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return data
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _severity(kind: LoopKind, count: int) -> LoopSeverity | None:
@@ -117,7 +119,7 @@ class LoopDetector:
         a different tool there differs from the one two calls before it)."""
         self._same_result = 0
         """Calls in a row (newest included) with the newest call's tool and result."""
-        self._last_result: str | bytes = b""
+        self._last_result = b""
         """The newest call's result (`_fingerprint`)."""
 
     def record(self, tool: str, key: str, result: str) -> LoopSignal | None:
