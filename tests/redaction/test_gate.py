@@ -71,6 +71,9 @@ _RUN_START_VALUES = [
     "1-555-123-4567",
     "(555) 123-4567",
     "1 (555) 123-4567",
+    "06 12 34 56 78",
+    "06.12.34.56.78",
+    "07700 900123",
     "cGFzc3dvcmQ9WnE4V3g3VmM2Qm41TWw0SyBhbmQgbW9yZQ==",
 ]
 """Cards, North-American phone numbers and a base64 secret: rules whose triggers start where
@@ -85,6 +88,7 @@ _NEIGHBOURS = [
     "/",
     "_",
     "+",
+    ",",
     "=",
     "\n",
     "\0",
@@ -110,5 +114,7 @@ def test_triggers_at_run_starts_skip_only_what_the_rules_refuse(name: str) -> No
                 text = before + value + after
                 assert scanner.scan(text, ungated=True) == scanner.scan(text), repr(text)
     receipt = "zc-receipt-1-" + "C" * 43
-    found = Redactor()._scanner.scan(receipt + "4111111111111111 " + receipt + "555 123 4567")
-    assert ["payment_card", "phone_number"] == [rule_id for *_, rule_id in found]
+    found = Redactor()._scanner.scan(
+        receipt + "4111111111111111 " + receipt + "555 123 4567 " + receipt + "07700 900123"
+    )
+    assert ["payment_card", "phone_number", "phone_number"] == [r_id for *_, r_id in found]

@@ -181,7 +181,10 @@ def pii_specs() -> list[Spec]:
             + r"(?:1[ .-])?(?:[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3})"
             r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|fax|whatsapp)[^A-Za-z0-9\r\n]"
             r"[^0-9\r\n]{0,30}[0-9]"
-            r"|0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9]"
+            # The French and UK forms, after the boundary their pattern starts with.
+            + "|"
+            + run_start("0-9A-Za-z+.,/-")
+            + r"(?:0[1-9][ .][0-9][0-9][ .][0-9][0-9][ .]|07[0-9][0-9][0-9] ?[0-9][0-9][0-9])"
             r"|(?:^|\n)[ \t]*(?:T|M|P|Tel|Tél|Mob|Ph)\.?:?[ \t]+[0-9(+]",
             _phone,
             groups=5,
