@@ -41,6 +41,22 @@ class TestTurns:
         assert None is spans.turn("gone", for_span=True)
         assert {"traces": 1} == dict(health.snapshot().dropped)
 
+    def test_a_turn_with_room_is_the_turn_for_a_span_that_records_and_fits(self):
+        """`turn_with_room` answers as `turn(…, for_span=True)` then the recording and room
+        checks: a missing turn is counted once, an unsampled or full one is not."""
+        spans, health = memory(max_open_spans_per_turn=1)
+        unsampled = turn()
+        unsampled.recording = False
+        full = turn()
+        spans.open_turn("unsampled", unsampled)
+        spans.open_turn("full", full)
+        spans.open_tool(full, "c1", (pending(1), None))
+        spans.open_turn("open", open_turn := turn())
+        assert [None, None, None, open_turn] == [
+            spans.turn_with_room(turn_id) for turn_id in ("gone", "unsampled", "full", "open")
+        ]
+        assert {"traces": 1} == dict(health.snapshot().dropped)
+
     def test_a_closed_turn_keeps_its_root_ids(self):
         spans, _ = memory()
         spans.open_turn("t1", turn(("a" * 32, "b" * 16)))

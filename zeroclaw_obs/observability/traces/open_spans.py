@@ -128,8 +128,11 @@ class OpenSpans:
     def turn_with_room(self, turn_id: str) -> OpenTurn | None:
         """The open turn if it records and may keep one more child open, else None (a missing
         turn counts the span it costs as dropped): where a `chat` or `execute_tool` opens."""
-        turn = self.turn(turn_id, for_span=True)
-        if turn is None or not turn.recording or turn.open_children >= self._max_children:
+        turn = self._turns.get(turn_id)  # `turn(turn_id, for_span=True)`
+        if turn is None:
+            self._health.increment(HealthCounter.DROPPED, Signal.TRACES)
+            return None
+        if not turn.recording or turn.open_children >= self._max_children:
             return None
         return turn
 

@@ -401,8 +401,12 @@ class SpanObserver:
         if turn is None:
             return None  # beyond the cap `ToolCall` builds the span whole
         span = self._tool(turn, event, event.time_ns)
-        ids = self._child_ids(span, turn)
-        known = None if ids is None else EventIds(turn.ids, ids)  # the end hands it on too
+        root = turn.ids
+        if self._handoff is None or root is None:
+            ids = known = None
+        else:
+            ids = root[0], "%016x" % span.context.span_id  # noqa: UP031  # `_child_ids`
+            known = EventIds(root, ids)  # the end hands it on too
         if self._open.open_tool(turn, event.tool_call_id, (span, ids, known)) == 1:
             return known
         return None
@@ -410,8 +414,14 @@ class SpanObserver:
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
         # Made on the build worker from the frozen event: one dict fewer on every call's path.
         attributes = partial(self._tool_start_attributes, event)
-        return self._child(
-            turn, f"execute_tool {event.tool}", SpanKind.INTERNAL, start_ns, attributes
+        return PendingSpan.child_of(
+            turn.root,
+            turn.context,
+            self._handoff,
+            f"execute_tool {event.tool}",
+            SpanKind.INTERNAL,
+            start_ns,
+            attributes,
         )
 
     def _tool_end(self, event: ToolCall) -> EventIds | None:
