@@ -170,7 +170,8 @@ class Telemetry:
         remaining = max(deadline - time.monotonic(), 0.0)
         flushed = shutdown_tracing(self.tracer_provider, remaining) and flushed
         if self.log_queue is not None:
-            # Spans first, then lines: both within the deadline, whatever the collector does.
+            # The observer's lines went with the signal queue (first); lines logged straight
+            # to the queue (none of the runtime's own) after the spans, within the deadline.
             flushed = self.log_queue.shutdown(timeout_s) and flushed
         if self.metrics_server is not None:
             self.metrics_server.close()
