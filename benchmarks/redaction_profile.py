@@ -1,11 +1,14 @@
-"""Where a secret-dense record spends its time in `Redactor.redact_text` (issue 15, item 3).
+"""Where a record spends its time in `Redactor.redact_text` (issue 15, item 3).
 
-Run: `.venv/bin/python benchmarks/redaction_profile.py [--size-mb 2] [--cprofile]`.
-Prints MB/s of the dense and clean mixes (on records the redactor has not seen, and on
-records seen before: see `benchmarks/redaction.py`), then per-stage times on the dense mix,
-by a redactor warmed on another seed's dense mix: the gate (top-level texts, and inner scans
-of decoded or joined text), each rule's `find`, the fold, JSON reading, and the first pass
-against the idempotency rescans.
+Run: `.venv/bin/python benchmarks/redaction_profile.py [--size-mb 2] [--mix dense|clean]
+[--cprofile]`. Prints MB/s of the dense and clean mixes (on records the redactor has not
+seen, and on records seen before: see `benchmarks/redaction.py`), then per-stage times on
+one mix (`--mix`, the dense one by default), by a redactor warmed on another seed's mix of
+the same kind: the gate (top-level texts, and inner scans of decoded or joined text), each
+rule's `find`, the fold, JSON reading, and the first pass against the idempotency rescans.
+On the clean mix it first splits the records by what the redactor does with them (`_kinds`):
+shut out by the gate, let through but left unchanged, changed; most of its time per line is
+the first kind's, the rest the changed lines'.
 
 Last, the floor (`_floor`): µs per dense record of Logfire's whole scrub, against single RE2
 passes that find nothing yet (our gate; one set of every rule's trigger; one set of four
@@ -130,6 +133,35 @@ def _per_record_us(fn: Callable[[Any], Any], items: list[Any], repeats: int = 3)
     return best / len(items) * 1e6
 
 
+def _kinds(records: list[str], warm: list[str]) -> None:
+    """CPU µs per record of each kind (gate shut, let through but unchanged, changed), each
+    kind timed on its own by new redactors warmed on `warm` (best of 3), and its share of
+    the mix's time per record."""
+    reference = _warmed(warm)
+    gate = reference._scanner.gate
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        if not gate(record.encode()):
+            kinds["shut by the gate"].append(record)
+        elif Redactor().redact_text(record) == record:
+            kinds["through the gate, unchanged"].append(record)
+        else:
+            kinds["changed"].append(record)
+    print(f"clean mix by kind ({len(records):,} records), µs per record (CPU, unseen):")
+    for kind, items in kinds.items():
+        best = float("inf")
+        for _ in range(3):
+            redact = _warmed(warm).redact_text
+            start = time.process_time()
+            for item in items:
+                redact(item)
+            best = min(best, time.process_time() - start)
+        print(
+            f"  {kind:30} {len(items):7,} records {best / len(items) * 1e6:8.2f} µs each, "
+            f"{best / len(records) * 1e6:6.2f} µs per mix record"
+        )
+
+
 def _floor(records: list[str], warm: list[str]) -> None:
     """Whole scrubs against single passes over the dense records (see the module docstring)."""
     data = [r.encode() for r in records]
@@ -180,6 +212,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mix", choices=("dense", "clean"), default="dense")
     parser.add_argument("--cprofile", action="store_true")
     args = parser.parse_args()
     size, warm_size = int(args.size_mb * 1e6), min(int(args.size_mb * 1e6), 2_000_000)
@@ -197,22 +230,26 @@ def main() -> int:
             f"{name}: {len(records):,} records, {unseen:.2f} MB/s unseen, "
             f"{seen:.2f} MB/s seen before"
         )
-    dense, warm = mixes["dense"]
-    spent = _stages(_warmed(warm), dense)
+    chosen, warm = mixes[args.mix]
+    if args.mix == "clean":
+        _kinds(chosen, warm)
+    spent = _stages(_warmed(warm), chosen)
     total = spent["total"]
-    per = total / len(dense) * 1e6
-    print(f"stage times over {len(dense):,} records ({per:.0f} µs a record), inclusive:")
+    per = total / len(chosen) * 1e6
+    print(
+        f"stage times over {len(chosen):,} {args.mix} records ({per:.1f} µs a record), inclusive:"
+    )
     for name, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:40]:
         print(f"  {name:50} {seconds:7.3f} s  {100 * seconds / total:5.1f}%")
     if args.cprofile:
         redactor = _warmed(warm)
         profile = cProfile.Profile()
         profile.enable()
-        for record in dense:
+        for record in chosen:
             redactor.redact_text(record)
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
-    _floor(dense, warm)
+    _floor(*mixes["dense"])
     return 0
 
 
