@@ -168,7 +168,9 @@ def pii_specs() -> list[Spec]:
             r"(?:^|[^0-9A-Za-z+])(\+[1-9][0-9 ().-]{6,22}[0-9])"
             r"|(?:^|[^0-9A-Za-z.+-])((?:1[ .-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-])"
             r"[0-9]{3}[ .-][0-9]{4})"
-            r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|telephone|fax|whatsapp)"
+            + "|"
+            + run_start("A-Za-z")
+            + r"(?i:phone|mobile|cell|tel|telephone|fax|whatsapp)"
             r"(?i:[ _-]?(?:no\.?|number|num|#))?[\"']?[ \t]*[:=#]?[ \t]*[\"']?"
             r"(\+?[0-9][0-9 ().-]{5,20}[0-9])"
             r"|(?:^|[^0-9A-Za-z+.,/-])(0[1-9](?: [0-9]{2}){4}|0[1-9](?:\.[0-9]{2}){4}"
@@ -179,8 +181,12 @@ def pii_specs() -> list[Spec]:
             + "|"
             + run_start("0-9A-Za-z.+-")
             + r"(?:1[ .-])?(?:[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}|\([0-9]{3}\) ?[0-9]{3})"
-            r"|(?:^|[^A-Za-z])(?i:phone|mobile|cell|tel|fax|whatsapp)[^A-Za-z0-9\r\n]"
-            r"[^0-9\r\n]{0,30}[0-9]"
+            # The labelled forms: the pattern's own head, up to the value's first digit, after
+            # the boundary it starts with (the `telephone`, `phoneno`, `cell5…` forms too).
+            + "|"
+            + run_start("A-Za-z")
+            + r"(?i:phone|mobile|cell|tel|telephone|fax|whatsapp)"
+            r"(?i:[ _-]?(?:no\.?|number|num|#))?[\"']?[ \t]*[:=#]?[ \t]*[\"']?\+?[0-9]"
             # The French and UK forms, after the boundary their pattern starts with.
             + "|"
             + run_start("0-9A-Za-z+.,/-")

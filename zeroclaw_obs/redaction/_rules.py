@@ -351,7 +351,8 @@ def generic_spec() -> Spec:
         # Separators, an optional short word (`is`, `base64`), separators, then the token:
         # a shape the DFA can run without a counted window over arbitrary text.
         rf"(?i)((?:{words})){gap}([A-Za-z0-9+/_=.~\-]{{20,}})",
-        rf"(?i:{words}){gap}[A-Za-z0-9+/_=.~\-]{{20}}",
+        # Case-blind like the pattern, its `s?` included (`KEYS: …`).
+        rf"(?i:(?:{words}){gap})[A-Za-z0-9+/_=.~\-]{{20}}",
         secret=(2,),
         key=(1,),
         check=_generic,

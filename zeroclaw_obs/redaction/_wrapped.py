@@ -32,8 +32,9 @@ class WrappedTokenRule(JoinedPiecesRule):
 
     rule_id = "wrapped_token"
     description = "secrets in tokens wrapped over lines at a fixed width, under their own ids"
-    trigger = rf"[A-Za-z0-9]\r?\n[{_TOKEN}]"
-    """Minimal on purpose: counted runs here multiply the gate's states on dense text."""
+    trigger = rf"[{_TOKEN}]\r?\n[{_TOKEN}]"
+    """Minimal on purpose: counted runs here multiply the gate's states on dense text. A line
+    may end in any token character (`…KEY-` then the rest), as the pattern's run does."""
 
     def __init__(self, priority: int) -> None:
         super().__init__(priority)
