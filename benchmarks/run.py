@@ -342,9 +342,10 @@ async def bench_memory(report: Report) -> None:
     report.notes.append(
         "Memory (4): what grows over the 10,000-call turn, by allocation site (tracemalloc, "
         "events streamed to a sink that keeps nothing). results.py is the truncated result "
-        "text and history.py the messages that hold it; the asyncio lines are the cancelled "
-        "per-call `asyncio.timeout` timers, which stay in the loop's heap only while the turn "
-        "never yields to the event loop (see the provider-yields row):\n    "
+        "text and history.py the messages that hold it. A sequential batch arms one deadline "
+        "timer for all its calls (`turn/deadline.py`), so no cancelled per-call timers pile up "
+        "in the loop's heap any more while the turn never yields (the provider-yields row was "
+        "their measure):\n    "
         + "\n    ".join(run.growth_sites)
     )
 
