@@ -171,21 +171,58 @@ class TestRedactor:
     def test_redaction_is_idempotent(
         self, rule_id: str, text: str, secret: str, expected: str
     ) -> None:
-        """Redacting already-redacted text changes nothing and reports nothing."""
-        redactor = Redactor()
-        once = redactor.redact_text(text)
+        """Redacting already-redacted text changes nothing and reports nothing (a second
+        redactor, which does not remember the first one's outputs, scans it)."""
+        once = Redactor().redact_text(text)
 
-        assert (once, {}) == redactor.redact_text_report(once)
+        assert (once, {}) == Redactor().redact_text_report(once)
 
     def test_idempotent_on_mixed_document(self) -> None:
         """A document with every kind of secret is stable after one pass."""
         document = "\n".join(text for _, text, _, _ in POSITIVE)
-        redactor = Redactor()
-        once = redactor.redact_text(document)
+        once = Redactor().redact_text(document)
 
-        assert once == redactor.redact_text(once)
+        assert once == Redactor().redact_text(once)
         for _, _, secret, _ in POSITIVE:
             _assert_no_piece(secret, once)
+
+    @pytest.mark.parametrize(
+        ("text", "value"),
+        [
+            (f"SSN {JWT} a 123456789", "123456789"),
+            (f"SSN={JWT}; id 123456789", "123456789"),
+            (f"Social Security {JWT} no 123 45 6789", "123 45 6789"),
+            (
+                "INSERT INTO integrations (name, api_key, created_at) VALUES ('glacier-sync', "
+                "'tZD4ufT9jXq3PCQDg8qQiURxdGjDttMV', (555) 123-4567 a '2024-06-11');",
+                "tZD4ufT9jXq3PCQDg8qQiURxdGjDttMV",
+            ),
+        ],
+    )
+    def test_idempotent_when_a_marker_opens_a_labels_gap(self, text: str, value: str) -> None:
+        """A label whose value only becomes a match once a neighbour in its gap is a marker
+        (the SSN label's `[^0-9]{0,20}` across a JWT, an INSERT's tuple across a phone
+        number's parentheses): one call settles it, the value included."""
+        once = Redactor().redact_text(text)
+
+        assert (once, False) == (Redactor().redact_text(once), value in once)
+
+    def test_idempotent_around_labels_with_gaps(self) -> None:
+        """Every neighbour, in every place around an SSN label or an INSERT's tuples: a
+        second redactor (which has not seen the first one's outputs) changes nothing."""
+        neighbours = [JWT, "(555) 123-4567", "'(555) 123 4567'", "jane@example.com", "x"]
+        values = ["123456789", "123 45 6789", "'tZD4ufT9jXq3PCQDg8qQiURxdGjDttMV'", "'pro'"]
+        labels = ["SSN ", "ssn: ", "Social Security no ", "INSERT INTO t (id, api_key) VALUES ("]
+        first, second, changed = Redactor(), Redactor(), []
+        for label in labels:
+            for a in neighbours:
+                for b in values:
+                    for gap in (" ", " a ", ", ", "\n"):
+                        for text in (label + a + gap + b, label + b + gap + a + ")"):
+                            once = first.redact_text(text)
+                            if once != second.redact_text(once):
+                                changed.append(re.sub("[0-9]", "9", text))
+        assert [] == changed
 
     def test_prefilter_gives_the_same_result_as_a_full_scan(self) -> None:
         """The gate only skips work: the output equals running every rule on every text."""

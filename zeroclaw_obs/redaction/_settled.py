@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import re2
+
+from ._normalize import utf8_safe
+
 __all__ = ["apart"]
 
 _APART = frozenset("\t\r\n\f\v\0\"'`,;&|<>[]{}!")
@@ -26,6 +30,18 @@ _GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 """The characters of `generic_secret`'s value run, which crosses `=`."""
 _ESCAPED = frozenset("nrt\"'")
 """What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
+_REACH = re2.compile(r"(?i)(ssn|social[ _-]?security)|(insert[ \t]+into)|(values)")
+"""Labels whose rule reads from the label to its value across whatever lies between, a
+marker included (the scan blanks a marker to NUL characters, which a gap takes): a
+replacement there can turn a value the first pass refused into a match, whatever sits on
+the span's edges (`SSN <jwt> a 123456789`: the JWT's digits, then its length, kept the
+number out of `us_ssn`'s gap). Groups: an SSN label, an `INSERT INTO`, a `VALUES`."""
+_SSN_GAP = 20
+"""`us_ssn`'s gap after its label, `[^0-9\r\n]{0,20}`."""
+_SSN_GAP_ENDS = frozenset("0123456789\r\n")
+_TUPLE_SYNTAX = frozenset("()'\",;\\\r\n")
+"""What the table rules read in an INSERT's value tuples (`_tables`: `_closing`, `_split`,
+`_unquoted`): a replaced span holding one (`(555) 123-4567`) reshapes the tuple."""
 
 
 def apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
@@ -35,7 +51,8 @@ def apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
 
     Rules read their context through runs of token characters (a greedy run into a
     neighbour, a check of the character after a match); a whitespace, quote or delimiter
-    ends every such run, and so does a JSON escape of one (`\\n`, `\\"`: `LEAD`).
+    ends every such run, and so does a JSON escape of one (`\\n`, `\\"`: `LEAD`). A span in
+    the gap after a label of `_REACH` is never apart: that gap runs across a marker.
     """
     size = len(shadow)
     for span in spans:
@@ -44,7 +61,56 @@ def apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
             return False
         if end < size and not _apart_after(shadow, end):
             return False
-    return True
+    return not _reached(shadow, spans)
+
+
+def _reached(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
+    """Whether a span lies where a rule reads across it from a label of `_REACH`: in
+    `us_ssn`'s gap with a digit after it, or in an INSERT's column list, or in its value
+    tuples holding their syntax. One pass over the text for the labels, then one walk over
+    the spans (both sorted)."""
+    folded = shadow.casefold()  # a cheap look first: few texts hold a label at all
+    if "ssn" not in folded and "social" not in folded and "insert" not in folded:
+        return False
+    try:
+        labels = [(found.end(), found.lastindex) for found in _REACH.finditer(shadow)]
+    except UnicodeEncodeError:  # lone surrogates: `?` in their place keeps the offsets
+        labels = [(found.end(), found.lastindex) for found in _REACH.finditer(utf8_safe(shadow))]
+    last = [-1, -1, -1, -1]  # by group: where the last such label before the span ends
+    at = 0
+    for span in spans:
+        start, end = span[0], span[1]
+        while at < len(labels) and labels[at][0] <= start:
+            last[labels[at][1]] = labels[at][0]
+            at += 1
+        ssn, insert, values = last[1], last[2], last[3]
+        if ssn >= 0 and start - ssn <= _SSN_GAP and _in_ssn_gap(shadow, ssn, start, end):
+            return True
+        if insert >= 0 and (values < insert or _reshapes(shadow, start, end)):
+            return True
+    return False
+
+
+def _reshapes(shadow: str, start: int, end: int) -> bool:
+    """Whether a span in an INSERT's value tuples holds their syntax, unless it is a whole
+    quoted value (`'(555) 123 4567'`), inside which only its own quote counts."""
+    inside = shadow[start:end]
+    quote = shadow[start - 1 : start]
+    if quote in ("'", '"') and shadow[end : end + 1] == quote and quote not in inside:
+        return False
+    return any(c in _TUPLE_SYNTAX for c in inside)
+
+
+def _in_ssn_gap(shadow: str, label: int, start: int, end: int) -> bool:
+    """Whether a span (`start`, `end`) after an SSN label (ending at `label`) can sit in its
+    gap with a number after it: no digit or line break between the label and the span, and
+    a digit after the span before a line break, within the gap's length."""
+    if any(c in _SSN_GAP_ENDS for c in shadow[label:start]):
+        return False
+    for c in shadow[end : end + _SSN_GAP]:
+        if c in _SSN_GAP_ENDS:
+            return c not in "\r\n"
+    return False
 
 
 def _apart_before(text: str, start: int) -> bool:
