@@ -207,6 +207,21 @@ class TestRedactor:
 
         assert (once, False) == (Redactor().redact_text(once), value in once)
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "to IBAN ES9121000418450200051332 DE89370400440532013000 (invoice)",
+            "accounts DE89370400440532013000 GB82WEST12345698765432.",
+            "DE89 3704 0044 0532 0130 00 GB82 WEST 1234 5698 7654 32",
+        ],
+    )
+    def test_idempotent_between_adjacent_ibans(self, text: str) -> None:
+        """An IBAN's run crosses single spaces into the next one, which one pass then leaves
+        whole until its neighbour is a marker: one call replaces both."""
+        once = Redactor().redact_text(text)
+
+        assert (once, 2) == (Redactor().redact_text(once), once.count("[REDACTED:iban]"))
+
     def test_idempotent_around_labels_with_gaps(self) -> None:
         """Every neighbour, in every place around an SSN label or an INSERT's tuples: a
         second redactor (which has not seen the first one's outputs) changes nothing."""

@@ -26,6 +26,10 @@ token characters across them, so a marker there changes no other rule's decision
 _PHONE_RUN = frozenset(" ()")
 """Apart unless a digit-like run goes on past them: a phone number's run crosses them."""
 _PHONE_CHARS = frozenset("0123456789 ().-+")
+_IBAN_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+"""Apart across one space unless this run goes on on both sides: an IBAN's run crosses
+single spaces (`DE89 3704 …`), so one IBAN's run reads into the next and fails its check
+until the neighbour is a marker."""
 _GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=.~-")
 """The characters of `generic_secret`'s value run, which crosses `=`."""
 _ESCAPED = frozenset("nrt\"'")
@@ -118,7 +122,12 @@ def _apart_before(text: str, start: int) -> bool:
     if before in _APART:
         return True
     if before in _PHONE_RUN:
-        return start < 2 or text[start - 2] not in _PHONE_CHARS
+        if start < 2:
+            return True
+        left = text[start - 2]
+        return left not in _PHONE_CHARS and not (
+            before == " " and left in _IBAN_RUN and text[start] in _IBAN_RUN
+        )
     if before == "=":
         # `password=…`: a run of `generic_secret` (20 characters at least) could only have
         # come from the left across the `=`; a short word there cannot make one.
@@ -135,7 +144,12 @@ def _apart_after(text: str, end: int) -> bool:
     if after in _APART or after == "=":  # a run from the left would have to cross the span
         return True
     if after in _PHONE_RUN:
-        return text[end + 1 : end + 2] not in _PHONE_CHARS or end + 1 == len(text)
+        if end + 1 == len(text):
+            return True
+        right = text[end + 1]
+        return right not in _PHONE_CHARS and not (
+            after == " " and right in _IBAN_RUN and text[end - 1] in _IBAN_RUN
+        )
     return _escape_at(text, end)
 
 
