@@ -197,12 +197,19 @@ class TestRedactor:
                 "'tZD4ufT9jXq3PCQDg8qQiURxdGjDttMV', (555) 123-4567 a '2024-06-11');",
                 "tZD4ufT9jXq3PCQDg8qQiURxdGjDttMV",
             ),
+            (
+                "SET PASSWORD FOR eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnopqrst"
+                "uvwxyz012345 a 'checkout'@'localho" + "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3"
+                "hJ6: st' = '7ChhlQ4HZk2rC_AHl';\n",
+                "7ChhlQ4HZk2rC_AHl",
+            ),
         ],
     )
     def test_idempotent_when_a_marker_opens_a_labels_gap(self, text: str, value: str) -> None:
         """A label whose value only becomes a match once a neighbour in its gap is a marker
         (the SSN label's `[^0-9]{0,20}` across a JWT, an INSERT's tuple across a phone
-        number's parentheses): one call settles it, the value included."""
+        number's parentheses, `SET PASSWORD FOR`'s user `[^=;]{1,120}` across a JWT): one
+        call settles it, the value included."""
         once = Redactor().redact_text(text)
 
         assert (once, False) == (Redactor().redact_text(once), value in once)

@@ -12,7 +12,7 @@ would no longer be idempotent. Every shortcut here is conservative, and the prop
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import re2
 
@@ -34,15 +34,20 @@ _GENERIC_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 """The characters of `generic_secret`'s value run, which crosses `=`."""
 _ESCAPED = frozenset("nrt\"'")
 """What a backslash escapes in JSON (and shell) text to write a separator of `_APART`."""
-_REACH = re2.compile(r"(?i)(ssn|social[ _-]?security)|(insert[ \t]+into)|(values)")
+_REACH = re2.compile(
+    r"(?i)(ssn|social[ _-]?security)|(insert[ \t]+into)|(values)"
+    r"|(set[ \t]+password[ \t]+for[ \t]*)"
+)
 """Labels whose rule reads from the label to its value across whatever lies between, a
 marker included (the scan blanks a marker to NUL characters, which a gap takes): a
 replacement there can turn a value the first pass refused into a match, whatever sits on
 the span's edges (`SSN <jwt> a 123456789`: the JWT's digits, then its length, kept the
-number out of `us_ssn`'s gap). Groups: an SSN label, an `INSERT INTO`, a `VALUES`."""
-_SSN_GAP = 20
-"""`us_ssn`'s gap after its label, `[^0-9\r\n]{0,20}`."""
-_SSN_GAP_ENDS = frozenset("0123456789\r\n")
+number out of `us_ssn`'s gap). Groups: an SSN label, an `INSERT INTO`, a `VALUES`, and
+`sql_password`'s `SET PASSWORD FOR`, whose user runs `[^=;\r\n]{1,120}` to its `=`."""
+_GAPS = {1: (20, frozenset("0123456789\r\n"), "0123456789"), 4: (120, frozenset("=;\r\n"), "=")}
+"""By `_REACH` group, a bounded gap after the label: its length, the characters that end
+it, and those of them that start what the rule reads next (`us_ssn`'s `[^0-9\r\n]{0,20}`
+then the number; `SET PASSWORD FOR`'s user, then `=`)."""
 _TUPLE_SYNTAX = frozenset("()'\",;\\\r\n")
 """What the table rules read in an INSERT's value tuples (`_tables`: `_closing`, `_split`,
 `_unquoted`): a replaced span holding one (`(555) 123-4567`) reshapes the tuple."""
@@ -69,27 +74,29 @@ def apart(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
 
 
 def _reached(shadow: str, spans: Sequence[tuple[int, ...]]) -> bool:
-    """Whether a span lies where a rule reads across it from a label of `_REACH`: in
-    `us_ssn`'s gap with a digit after it, or in an INSERT's column list, or in its value
-    tuples holding their syntax. One pass over the text for the labels, then one walk over
-    the spans (both sorted)."""
+    """Whether a span lies where a rule reads across it from a label of `_REACH`: in a
+    bounded gap of `_GAPS` with what the rule reads next after it, in an INSERT's column
+    list, or in its value tuples holding their syntax. One pass over the text for the
+    labels, then one walk over the spans (both sorted)."""
     folded = shadow.casefold()  # a cheap look first: few texts hold a label at all
-    if "ssn" not in folded and "social" not in folded and "insert" not in folded:
+    if not ("ssn" in folded or "social" in folded or "insert" in folded or " for" in folded):
         return False
     try:
         labels = [(found.end(), found.lastindex) for found in _REACH.finditer(shadow)]
     except UnicodeEncodeError:  # lone surrogates: `?` in their place keeps the offsets
         labels = [(found.end(), found.lastindex) for found in _REACH.finditer(utf8_safe(shadow))]
-    last = [-1, -1, -1, -1]  # by group: where the last such label before the span ends
+    last = [-1] * 5  # by group: where the last such label before the span ends
     at = 0
     for span in spans:
         start, end = span[0], span[1]
         while at < len(labels) and labels[at][0] <= start:
             last[labels[at][1]] = labels[at][0]
             at += 1
-        ssn, insert, values = last[1], last[2], last[3]
-        if ssn >= 0 and start - ssn <= _SSN_GAP and _in_ssn_gap(shadow, ssn, start, end):
-            return True
+        for group, gap in _GAPS.items():
+            label = last[group]
+            if label >= 0 and start - label <= gap[0] and _in_gap(shadow, label, span, *gap):
+                return True
+        insert, values = last[2], last[3]
         if insert >= 0 and (values < insert or _reshapes(shadow, start, end)):
             return True
     return False
@@ -105,15 +112,18 @@ def _reshapes(shadow: str, start: int, end: int) -> bool:
     return any(c in _TUPLE_SYNTAX for c in inside)
 
 
-def _in_ssn_gap(shadow: str, label: int, start: int, end: int) -> bool:
-    """Whether a span (`start`, `end`) after an SSN label (ending at `label`) can sit in its
-    gap with a number after it: no digit or line break between the label and the span, and
-    a digit after the span before a line break, within the gap's length."""
-    if any(c in _SSN_GAP_ENDS for c in shadow[label:start]):
+def _in_gap(
+    shadow: str, label: int, span: tuple[int, ...], size: int, ends: Set[str], opens: str
+) -> bool:
+    """Whether a span after a label (ending at `label`) can sit in its bounded gap (see
+    `_GAPS`) with what the rule reads next after it: no end of the gap between the label
+    and the span, and the first one after the span, within the gap's length, opens it."""
+    start, end = span[0], span[1]
+    if any(c in ends for c in shadow[label:start]):
         return False
-    for c in shadow[end : end + _SSN_GAP]:
-        if c in _SSN_GAP_ENDS:
-            return c not in "\r\n"
+    for c in shadow[end : end + size]:
+        if c in ends:
+            return c in opens
     return False
 
 
