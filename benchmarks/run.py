@@ -345,8 +345,7 @@ async def bench_memory(report: Report) -> None:
         "text and history.py the messages that hold it. A sequential batch arms one deadline "
         "timer for all its calls (`turn/deadline.py`), so no cancelled per-call timers pile up "
         "in the loop's heap any more while the turn never yields (the provider-yields row was "
-        "their measure):\n    "
-        + "\n    ".join(run.growth_sites)
+        "their measure):\n    " + "\n    ".join(run.growth_sites)
     )
 
 
