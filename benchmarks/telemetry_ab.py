@@ -36,14 +36,9 @@ sys.path.insert(0, HERE)
 
 async def _sample(build: Any, work: Any) -> tuple[float, float]:
     """(turn thread CPU, process CPU of the turn and its flush) of one turn, in seconds."""
-    gc.collect()
-    warm = build(work.head(2))
-    try:
-        await warm.run()
-        warm.flush()
-    finally:
-        warm.close()
-    prepared = build(work)
+    from telemetry_timing import warmed  # in the child, on the tree's PYTHONPATH
+
+    prepared = await warmed(build, work)
     gc.disable()
     try:
         t0, c0 = time.thread_time(), time.process_time()

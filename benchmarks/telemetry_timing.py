@@ -76,11 +76,11 @@ def cpu_all(s: Sample) -> float:
     return s.cpu_all
 
 
-async def timed(build: Builder, work: Workload) -> Sample:
-    """One turn: `gc.collect()`, a 2-call warm-up of the same case, then the timed turn.
+async def warmed(build: Builder, work: Workload) -> Prepared:
+    """`gc.collect()`, a 2-call warm-up of the same case, then the turn to time, built.
 
     The warm-up comes after the collection because a full collection leaves the CPU caches
-    cold. The garbage collector stays off through the turn and its flush.
+    cold. `timed` and `telemetry_ab.py` time what this returns.
     """
     gc.collect()
     warm = build(work.head(2))
@@ -89,7 +89,13 @@ async def timed(build: Builder, work: Workload) -> Sample:
         warm.flush()
     finally:
         warm.close()
-    prepared = build(work)
+    return build(work)
+
+
+async def timed(build: Builder, work: Workload) -> Sample:
+    """One turn after `warmed`, timed; the garbage collector stays off through the turn and
+    its flush."""
+    prepared = await warmed(build, work)
     gc.disable()
     try:
         s0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
