@@ -52,9 +52,11 @@ class TestBoundedBatcher:
         assert [1, 2, 3, 4] == gate.shipped
         batcher.shutdown(5)
 
-    def test_a_burst_below_the_wake_mark_waits_for_a_wake(self):
+    @pytest.mark.parametrize("sidecar", [False, True])
+    def test_a_burst_below_the_wake_mark_waits_for_a_wake(self, sidecar):
         """Below `wake_at` a burst does not wake the worker (it runs when the turn is done);
-        reaching the mark does, and it still ships in batches of `max_export_batch_size`."""
+        reaching the mark does, and it still ships in batches of `max_export_batch_size`.
+        A `sidecar` batcher's mark is `half_queue`: 4 of 8 here, as given to the plain one."""
         batches: list[list[int]] = []
         shipped = threading.Event()
 
@@ -63,10 +65,16 @@ class TestBoundedBatcher:
             shipped.set()
             return True
 
-        batcher = BoundedBatcher(
-            export, signal=Signal.LOGS, health=TelemetryHealth(), max_queue_size=8,
-            max_export_batch_size=2, schedule_delay_s=60, wake_at=4,
-        )  # fmt: skip
+        if sidecar:
+            batcher = BoundedBatcher.sidecar(
+                export, signal=Signal.LOGS, health=TelemetryHealth(), max_queue_size=8,
+                max_export_batch_size=2, schedule_delay_s=60,
+            )  # fmt: skip
+        else:
+            batcher = BoundedBatcher(
+                export, signal=Signal.LOGS, health=TelemetryHealth(), max_queue_size=8,
+                max_export_batch_size=2, schedule_delay_s=60, wake_at=4,
+            )  # fmt: skip
         for item in range(3):
             batcher.emit(item)
         assert not shipped.wait(0.3)

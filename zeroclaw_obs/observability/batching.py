@@ -158,6 +158,34 @@ class BoundedBatcher(Generic[T]):
         self._worker = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._worker.start()
 
+    @classmethod
+    def sidecar(
+        cls,
+        export: Callable[[list[T]], bool],
+        *,
+        signal: Signal,
+        health: TelemetryHealth,
+        max_queue_size: int,
+        max_export_batch_size: int,
+        schedule_delay_s: float,
+        name: str | None = None,
+        signals_of: Callable[[T], Iterable[Signal]] | None = None,
+    ) -> BoundedBatcher[T]:
+        """A worker that stays off the GIL while a turn is busy: it wakes at `half_queue`,
+        its delay, or the turn's end (`wake`), not at each full batch. The telemetry sidecars
+        (span building, the signal queue, log lines, deferred metrics) are made this way."""
+        return cls(
+            export,
+            signal=signal,
+            health=health,
+            max_queue_size=max_queue_size,
+            max_export_batch_size=max_export_batch_size,
+            schedule_delay_s=schedule_delay_s,
+            wake_at=half_queue(max_queue_size, max_export_batch_size),
+            name=name,
+            signals_of=signals_of,
+        )
+
     def emit(self, item: T) -> None:
         """Queue one item, or drop and count it. Never blocks (beyond a short lock) or raises."""
         ready = False

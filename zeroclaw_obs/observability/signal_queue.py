@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from .batching import BoundedBatcher, half_queue
+from .batching import BoundedBatcher
 from .events import AgentEnd, EventIds, ObserverEvent
 from .health import HealthCounter, Signal, TelemetryHealth
 
@@ -69,14 +69,13 @@ class SignalQueue:
         self._kinds: frozenset[type] = frozenset()
         self._lost_as: dict[type, tuple[Signal, ...]] = {}
         self._health = health
-        self._batcher: BoundedBatcher[Queued] = BoundedBatcher(
+        self._batcher: BoundedBatcher[Queued] = BoundedBatcher.sidecar(
             self._apply,
             signal=Signal.LOGS,
             health=health,
             max_queue_size=max_queue_size,
             max_export_batch_size=max_export_batch_size,
             schedule_delay_s=schedule_delay_s,
-            wake_at=half_queue(max_queue_size, max_export_batch_size),
             name="signals-apply",
             signals_of=self._signals_of,
         )

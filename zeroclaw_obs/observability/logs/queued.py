@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..batching import BoundedBatcher, half_queue
+from ..batching import BoundedBatcher
 from ..health import HealthCounter, Signal, TelemetryHealth
 from .chain import Line, LineWriter
 
@@ -59,14 +59,13 @@ class QueuedLogger:
         self._flush = flush
         self._writing = threading.Lock()
         """Held while a batch is written: by the worker, or by a `SignalQueue`'s (`write`)."""
-        self._batcher: BoundedBatcher[_Queued] = BoundedBatcher(
+        self._batcher: BoundedBatcher[_Queued] = BoundedBatcher.sidecar(
             self.write,
             signal=Signal.LOGS,
             health=health,
             max_queue_size=max_queue_size,
             max_export_batch_size=max_export_batch_size,
             schedule_delay_s=schedule_delay_s,
-            wake_at=half_queue(max_queue_size, max_export_batch_size),
         )
         self._emit = self._batcher.emit
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from ..batching import BoundedBatcher, half_queue
+from ..batching import BoundedBatcher
 from ..events import (
     NO_IDS,
     AgentEnd,
@@ -192,14 +192,13 @@ class MetricsObserver:
         if queue is not None:
             registry.register(Pending(queue.force_flush))
         elif deferred:
-            self._pending = BoundedBatcher(
+            self._pending = BoundedBatcher.sidecar(
                 self._apply,
                 signal=Signal.METRICS,
                 health=health if isinstance(health, TelemetryHealth) else TelemetryHealth(),
                 max_queue_size=8192,
                 max_export_batch_size=512,
                 schedule_delay_s=1.0,
-                wake_at=half_queue(8192, 512),
                 name="metrics-apply",
             )
             registry.register(Pending(self._pending.force_flush))

@@ -43,7 +43,7 @@ from opentelemetry.sdk.trace import (
 from opentelemetry.sdk.util.instrumentation import InstrumentationInfo, InstrumentationScope
 from opentelemetry.trace import SpanContext, Status, StatusCode
 
-from ..batching import BoundedBatcher, BoundedBatchSpanProcessor, half_queue
+from ..batching import BoundedBatcher, BoundedBatchSpanProcessor
 from ..health import Signal, TelemetryHealth
 from .deferred_spans import PendingSpan, RootEnd, RuntimeSpan
 from .span_ids import SpanIdHandoff
@@ -273,15 +273,13 @@ class SpanBuilder:
         self._failed = failed
         self._direct = direct
         batch = min(512, max_queue_size)
-        self._queue: BoundedBatcher[PendingSpan | RootEnd] = BoundedBatcher(
+        self._queue: BoundedBatcher[PendingSpan | RootEnd] = BoundedBatcher.sidecar(
             self._build,
             signal=Signal.TRACES,
             health=health,
             max_queue_size=max_queue_size,
             max_export_batch_size=batch,
             schedule_delay_s=schedule_delay_s,
-            # Not at each full batch: the worker stays off the GIL while a turn is busy.
-            wake_at=half_queue(max_queue_size, batch),
             name="traces-build",
         )
 
