@@ -13,7 +13,13 @@ import pytest
 from tests.redaction import heldout
 from tests.redaction.corpus import mixed_payload
 from zeroclaw_obs.redaction import Redactor
-from zeroclaw_obs.redaction._scanner import _LONG, _MARKER_TRIGGER, compile_pattern
+from zeroclaw_obs.redaction._scanner import (
+    _LONG,
+    _MARKER_TRIGGER,
+    _PREFILTER_BELOW,
+    Scanner,
+    compile_pattern,
+)
 
 REDACTORS = {
     "default": Redactor,
@@ -61,6 +67,65 @@ def test_gate_lists_exactly_the_rules_whose_trigger_matches(name: str) -> None:
         assert len(inner) == len(set(inner))
         if len(data) < scanner.short_below:  # what `redact_text` asks for a short text
             assert sorted(scanner.short_gate(data)) == sorted(expected)
+
+
+_WORDS = [
+    "request",
+    "body",
+    "buffer",
+    "config",
+    "value",
+    "result",
+    "module",
+    "parse",
+    "render",
+    "update",
+    "client",
+]
+
+
+def _clean_long(k: int) -> str:
+    """Code-like lines of plain words (~600 bytes) that trip no trigger, different per `k`."""
+    lines = []
+    for j in range(16):
+        a, b, c = (_WORDS[(k * 7 + j * n) % len(_WORDS)] for n in (1, 3, 5))
+        lines.append(f"    {a}_{b} = {c}.{b}({a}, {c}_{a})\n")
+    return "".join(lines)
+
+
+def _tripped(scanner: Scanner) -> float:
+    """The gate's moving share of long texts that tripped it (its closure's `tripped`)."""
+    cells = dict(
+        zip(scanner.gate.__code__.co_freevars, scanner.gate.__closure__ or (), strict=True)
+    )
+    return float(cells["tripped"].cell_contents[0])
+
+
+@pytest.mark.parametrize("name", list(REDACTORS))
+def test_prefiltered_gate_answers_as_the_split_sets(name: str) -> None:
+    """After clean long texts the gate reads a long text by one search for any trigger first
+    (`_PREFILTER_BELOW`); every text, one with a secret among clean ones and a dense run
+    included, gets exactly the split sets' answer, in both regimes."""
+    scanner = REDACTORS[name]()._scanner
+    long_texts = [t for t in TEXTS if len(t.encode()) >= _LONG]
+    prefiltered = 0
+    for k, text in enumerate(long_texts):
+        for i in range(8):  # clean ones: the share falls below the threshold
+            clean = _clean_long(k * 8 + i).encode()
+            assert scanner.gate(clean) == [] == scanner._inner_gate(clean)
+        prefiltered += _tripped(scanner) < _PREFILTER_BELOW
+        for variant in (text, _clean_long(k) + text, text + _clean_long(k)):
+            data = variant.encode()
+            assert sorted(scanner.gate(data)) == sorted(scanner._inner_gate(data))
+    assert prefiltered == len(long_texts)
+    for text in long_texts:  # dense in a row: the split sets alone
+        data = text.encode()
+        assert sorted(scanner.gate(data)) == sorted(scanner._inner_gate(data))
+    assert _tripped(scanner) > _PREFILTER_BELOW
+    for k in range(20):  # clean again: the prefilter comes back, and shuts them out
+        clean = _clean_long(1000 + k).encode()
+        assert scanner.gate(clean) == [] == scanner._inner_gate(clean)
+    assert _tripped(scanner) < _PREFILTER_BELOW
 
 
 _RUN_START_VALUES = [
