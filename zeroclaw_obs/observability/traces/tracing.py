@@ -72,7 +72,9 @@ from .deferred_spans import (
     KnownClean,
     PendingSpan,
     RootEnd,
+    known_clean,
 )
+from .event_ids import CHAT_ENDS, event_ids
 from .open_spans import OpenSpans, OpenTurn, sampled_ids
 from .span_builder import SpanBuilder
 from .span_ids import install_handoff
@@ -80,10 +82,6 @@ from .span_ids import install_handoff
 __all__ = ["TOOL_TYPES", "ContentCapture", "SpanObserver"]
 
 _log = logging.getLogger(__name__)
-
-_TOOL_EVENTS = (ToolCallStart, ToolCall, ToolProgress)
-_CHAT_ENDS = (LlmResponse, ProviderAttempt)
-"""Built once: `isinstance` against a tuple, not a `X | Y` union made on every event."""
 
 
 class SpanObserver:
@@ -216,29 +214,14 @@ class SpanObserver:
                 return known
             return self._ids_of(event, None)
         chat = None
-        if isinstance(event, _CHAT_ENDS):
+        if isinstance(event, CHAT_ENDS):
             chat = self.chat_ids_for(event.correlation.turn_id, event.iteration)  # while open
         self.on_event(event)
         return self._ids_of(event, chat)
 
     def _ids_of(self, event: ObserverEvent, chat: Ids | None) -> EventIds:
-        """The ids of the spans `event` belongs to, looked up after its handler ran (`chat`:
-        a provider call's, read before its handler closed the span)."""
-        turn_id = event.correlation.turn_id
         try:
-            root = self.ids_for(turn_id)
-            # The tool events first: two of them on every call.
-            if isinstance(event, _TOOL_EVENTS):
-                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
-            if isinstance(event, LlmRequest):
-                return EventIds(root, self.chat_ids_for(turn_id, event.iteration))
-            if isinstance(event, _CHAT_ENDS):
-                return EventIds(root, chat)
-            if isinstance(event, ApprovalDecision):
-                return EventIds(root, self.approval_ids_for(turn_id, event.tool_call_id))
-            if isinstance(event, LoopDetection) and event.tool_call_id:
-                return EventIds(root, self.ids_for(turn_id, event.tool_call_id))
-            return EventIds(root, None)
+            return event_ids(event, self, chat)
         except Exception as exc:
             self._failed(exc, "ids")
             return NO_IDS
@@ -444,12 +427,7 @@ class SpanObserver:
         clean_text = self._clean_text
         if clean_text is not None and self._capture:
             # Known now, maybe forgotten by the time the span is exported (`RuntimeSpan`).
-            texts = (call_id, event.arguments, event.result)
-            young = clean_text.young  # the common case: all three, in one look each
-            if texts[0] in young and texts[1] in young and texts[2] in young:
-                span.clean_texts = texts
-            else:
-                span.clean_texts = tuple(filter(clean_text.is_clean, texts))
+            span.clean_texts = known_clean(clean_text, call_id, event.arguments, event.result)
         # The closing attributes, status and events are made on the build worker.
         self._builder.emit(span.close(event.time_ns, Deferred(self._tool_closing, event)))
         # Another call under the same id still open: `ids_for` answers with its span.
