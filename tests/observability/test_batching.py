@@ -84,6 +84,66 @@ class TestBoundedBatcher:
         assert [[0, 1], [2, 3]] == batches
         batcher.shutdown(5)
 
+    def test_a_sidecar_at_its_mark_ships_only_what_is_over_it(self):
+        """Mid-burst, the mark costs one batch, not the queue: the rest waits for the turn's
+        end (`wake`), which ships everything."""
+        batches: list[list[int]] = []
+        shipped = threading.Semaphore(0)
+
+        def export(batch: list[int]) -> bool:
+            batches.append(batch)
+            shipped.release()
+            return True
+
+        batcher = BoundedBatcher.sidecar(
+            export, signal=Signal.LOGS, health=TelemetryHealth(), max_queue_size=8,
+            max_export_batch_size=2, schedule_delay_s=60,
+        )  # fmt: skip
+        for item in range(4):
+            batcher.emit(item)
+        assert shipped.acquire(timeout=5)
+        assert not shipped.acquire(timeout=0.3)
+        assert [[0, 1]] == batches
+        batcher.wake()
+        assert shipped.acquire(timeout=5)
+        assert [[0, 1], [2, 3]] == batches
+        batcher.shutdown(5)
+
+    @pytest.mark.parametrize("sidecar", [False, True])
+    def test_a_sidecar_waits_out_a_burst_past_its_delay(self, sidecar):
+        """While a whole batch comes in every delay, a sidecar's delay does not ship (the turn
+        is busy); one delay after the burst it ships everything. A plain batcher with the
+        same mark ships at its delay, burst or not."""
+        shipped = threading.Event()
+        delay, batch, queue = 0.2, 2, 1024
+
+        def export(items: list[int]) -> bool:
+            shipped.set()
+            return True
+
+        health = TelemetryHealth()
+        if sidecar:
+            batcher = BoundedBatcher.sidecar(
+                export, signal=Signal.LOGS, health=health, max_queue_size=queue,
+                max_export_batch_size=batch, schedule_delay_s=delay,
+            )  # fmt: skip
+        else:
+            batcher = BoundedBatcher(
+                export, signal=Signal.LOGS, health=health, max_queue_size=queue,
+                max_export_batch_size=batch, schedule_delay_s=delay, wake_at=queue // 2,
+            )  # fmt: skip
+        end = time.monotonic() + 5 * delay
+        item = 0
+        while time.monotonic() < end and not shipped.is_set():
+            for _ in range(2 * batch):  # 4 items every quarter delay: 8 batches a delay
+                batcher.emit(item)
+                item += 1
+            time.sleep(delay / 4)
+        assert item < queue // 2  # the mark never woke it
+        assert shipped.is_set() is not sidecar
+        assert shipped.wait(10 * delay)  # the burst is over
+        batcher.shutdown(5)
+
     @pytest.mark.parametrize("wake_at", [1, 9])
     def test_the_wake_mark_is_validated(self, wake_at):
         with pytest.raises(ValueError, match="wake_at must be between"):

@@ -15,12 +15,14 @@ from prometheus_client import CollectorRegistry
 from zeroclaw_obs.observability import signal_queue
 from zeroclaw_obs.observability.chain import TelemetryChain
 from zeroclaw_obs.observability.events import (
+    AgentEnd,
     AgentStart,
     Correlation,
     LlmRequest,
     ObserverEvent,
     ToolCall,
     ToolCallStart,
+    TurnOutcomeKind,
 )
 from zeroclaw_obs.observability.health import Signal, TelemetryHealth
 from zeroclaw_obs.observability.logs import queued as queued_module
@@ -207,6 +209,48 @@ class TestLosses:
         blocking.release.set()
         snapshot = health.snapshot()
         assert {"traces": 4} == dict(snapshot.dropped) == dict(snapshot.timed_out)
+
+
+class Counting:
+    """A queued signal that records the size of every batch it applies."""
+
+    lost_as = None
+
+    def __init__(self, expected: int) -> None:
+        self.batches: list[int] = []
+        self.expected = expected
+        self.done = threading.Event()
+
+    def kinds(self) -> Sequence[type]:
+        return (ToolCallStart, AgentEnd)
+
+    def apply(self, batch: Sequence[Queued]) -> None:
+        self.batches.append(len(batch))
+        if sum(self.batches) >= self.expected:
+            self.done.set()
+
+
+class TestBursts:
+    def test_a_burst_of_a_few_thousand_calls_waits_for_the_turn_s_end(self):
+        """5,000 events queued back to back (2,500 calls' starts and ends, past the old mark
+        of 4,096): none is applied until the turn ends, since a worker beside a busy turn
+        costs far more CPU than after it (issue 17); then every one is."""
+        queue = SignalQueue(health=TelemetryHealth())
+        counting = Counting(expected=5001)
+        queue.add(counting)
+        start = _tool_call_start()
+        ids = HashSpanIds().record(start)
+        for _ in range(5000):
+            queue.record(start, ids)
+        time.sleep(0.3)
+        assert [] == counting.batches
+        end = AgentEnd(
+            correlation=T1, outcome=TurnOutcomeKind.FINAL, iterations=1, time_ns=2, duration_s=0.1
+        )
+        queue.record(end, HashSpanIds().record(end))
+        assert counting.done.wait(5)
+        assert 5001 == sum(counting.batches)
+        assert queue.shutdown(5)
 
 
 def _tool_call_start() -> ToolCallStart:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from zeroclaw_obs.observability.events import AgentStart, Correlation, ToolCall, ToolOutcome
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
 from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.redaction import Redactor
+from zeroclaw_obs.tools.base import tool
 
 from ..builders import SECRET, WEATHER, call, llm_response, mixed_turn
 from ..conftest import make_replay
@@ -27,6 +31,16 @@ LEAKY_TURN = {
         {"text": "done"},
     ],
 }
+
+
+class Ended(SpanProcessor):
+    """A user's span processor: records the name of every span that ends."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.names.append(span.name)
 
 
 class TestSetupTelemetry:
@@ -67,6 +81,42 @@ class TestSetupTelemetry:
         assert "[REDACTED:github_token]" == user_span["attributes"]["token"]
         assert 3 == len({s["trace_id"] for s in read})
         assert SECRET not in exported
+
+    async def test_a_burst_of_calls_builds_no_span_beside_the_turn(self, tmp_path):
+        """A turn of a few thousand quick calls (past the span queue's old mark) builds no
+        span while it runs, since a worker beside a busy turn costs the process far more CPU
+        than after it (issue 17); once the turn ends, a processor the user installed and the
+        exporter see every span, and the log file has every line."""
+        calls = 2500
+        spans, logs = tmp_path / "spans.jsonl", io.StringIO()
+        ended: list[str] = []
+        seen: list[int] = []
+
+        @tool
+        async def note(n: int) -> str:
+            """Note how many spans have ended so far."""
+            if n == calls - 1:
+                seen.append(len(ended))
+            return "ok"
+
+        telemetry = setup_telemetry(
+            TelemetryOptions(otlp_json=spans, logs=logs, env={}), redactor=Redactor()
+        )
+        assert telemetry.tracer_provider is not None
+        telemetry.tracer_provider.add_span_processor(Ended(ended))
+        batch = [{"id": f"c{n}", "name": "note", "arguments": {"n": n}} for n in range(calls)]
+        data = {
+            "user": "go",
+            "config": {"approval": {"auto_approve": ["note"]}},
+            "responses": [{"tool_calls": batch}, {"text": "done"}],
+        }
+        await make_replay(data, observer=telemetry.observer, extra_tools=[note]).run()
+        assert telemetry.shutdown(timeout_s=30.0)
+        assert [0] == seen
+        assert calls == ended.count("execute_tool note")
+        assert calls == sum(1 for s in read_otlp_json(spans) if s["name"] == "execute_tool note")
+        records = [json.loads(line) for line in logs.getvalue().splitlines()]
+        assert calls == sum(1 for r in records if r["event"] == "tool_call_result")
 
     def test_the_trace_tree_is_on_by_default(self):
         """The terminal tree is kept unless asked otherwise (the command line keeps it on)."""

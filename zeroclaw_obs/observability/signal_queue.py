@@ -8,9 +8,11 @@ queued up to three times (a lock, a tuple and a bounds check each). The turn now
 event once, with the moment it was recorded (a log line's `timestamp`) and its span ids; the
 worker hands every batch, in order, to each signal, which takes the events it records.
 
-The worker runs when the telemetry sidecars do (`half_queue`): at the end of every turn, every
-second, when half the queue waits, and before every read of what it feeds (a scrape of the
-registry, the drawing of the tree). A full queue drops the event and counts it under each
+The worker runs when the telemetry sidecars do (`BoundedBatcher.sidecar`): at the end of every
+turn, every second unless a burst is on, and before every read of what it feeds (a scrape of
+the registry, the drawing of the tree); when half the queue waits, it applies what is over
+that mark. The bound, 65,536 events, holds a burst of ~16,000 calls (two events each) before
+the worker must run beside the turn. A full queue drops the event and counts it under each
 signal that would have recorded it (`lost_as`; the tree counts none, as a terminal view).
 """
 
@@ -54,14 +56,15 @@ class SignalQueue:
         health: where lost events are counted, by signal.
         max_queue_size: the most events waiting; more are dropped and counted.
         max_export_batch_size: the most events per batch.
-        schedule_delay_s: the longest an event waits while the queue stays under half full.
+        schedule_delay_s: the longest an event waits while no burst of events is on (see
+            `BoundedBatcher.sidecar`).
     """
 
     def __init__(
         self,
         *,
         health: TelemetryHealth,
-        max_queue_size: int = 8192,
+        max_queue_size: int = 65536,
         max_export_batch_size: int = 512,
         schedule_delay_s: float = 1.0,
     ) -> None:

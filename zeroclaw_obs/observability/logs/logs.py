@@ -18,9 +18,10 @@ Risky parts:
   structlog's per-line bound-logger plumbing, redacts and encodes our flat lines in one pass:
   `flat_json.FlatJsonRenderer`) and writes each batch in one go. A full queue drops lines
   and counts them (`zeroclaw_telemetry_dropped_total{signal="logs"}`); it never blocks the
-  turn. Lines are written when half the queue is used, at the end of every turn, every
-  `schedule_delay_s`, and at shutdown (with a deadline): a process killed outright loses the
-  lines of the last second.
+  turn. Lines are written at the end of every turn, every `schedule_delay_s` while no burst
+  is on, the batches over half the queue during one, and at shutdown (with a deadline): a
+  process killed outright loses the lines of the last second (of a burst, up to half the
+  queue).
 """
 
 from __future__ import annotations

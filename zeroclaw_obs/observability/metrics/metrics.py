@@ -160,8 +160,9 @@ class MetricsObserver:
             its child is first created. None cuts only (the engine's events already carry
             redacted names).
         deferred: the turn only queues each event it counts (with its ids); a worker applies
-            them at the end of every turn, every second, when half the queue is used, and
-            before every read of the registry. A full queue drops events and counts them
+            them at the end of every turn, every second while no burst is on, the batches
+            over half the queue during one (`BoundedBatcher.sidecar`), and before every read
+            of the registry. A full queue drops events and counts them
             (`signal="metrics"`). Call `shutdown` at exit (`Telemetry.shutdown` does).
         queue: the queue that metrics, log lines and the trace tree share
             (`signal_queue.SignalQueue`): the observer joins it and its worker applies the

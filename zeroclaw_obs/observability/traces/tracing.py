@@ -109,11 +109,13 @@ class SpanObserver:
             whole from its closing event (its real start is in the event) instead.
         max_recent_spans: ended spans `ids_for` still answers for (a bounded LRU).
         max_queue_size: spans waiting to be built; more are dropped and counted. The default
-            is the SDK batch processor's queue (2,048), so what the worker builds in one go
-            fits the export queue behind it.
-        schedule_delay_s: the longest a span waits to be built while no turn ends. The worker
-            also wakes at the end of every turn and when half the queue is used, not for each
-            full batch: it stays off the GIL while a turn is busy (see `QueuedLogger`).
+            (32,768, ~0.6 KB a span: the record points at texts the turn holds anyway) holds a
+            burst of 16,384 calls before the worker must run beside the turn; the worker
+            paces itself to the export queue behind it (`SpanBuilder._build`).
+        schedule_delay_s: the longest a span waits to be built while no turn ends and no
+            burst is on. The worker also wakes at the end of every turn, and at half the
+            queue builds only what is over it: it stays off the GIL while a turn is busy
+            (`BoundedBatcher.sidecar`).
         direct_build: build spans without the SDK where that is equivalent (`SpanBuilder`);
             False always goes through the SDK.
         clean_text: the export guard's memory of clean strings: a call's id, arguments and
@@ -133,7 +135,7 @@ class SpanObserver:
         max_open_turns: int = 1024,
         max_open_spans_per_turn: int = 4096,
         max_recent_spans: int = 4096,
-        max_queue_size: int = 2048,
+        max_queue_size: int = 32768,
         schedule_delay_s: float = 1.0,
         direct_build: bool = True,
         clean_text: KnownClean | None = None,
