@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import strategies as st
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -272,6 +272,20 @@ class Traced:
             s for s in self.named("execute_tool") if s.attributes["gen_ai.tool.call.id"] == call_id
         ]
         return span
+
+
+class Seen(SpanProcessor):
+    """A user's processor: notes every span it is shown at start and at end."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[str] = []
+
+    def on_start(self, span, parent_context=None) -> None:
+        self.started.append(span.name)
+
+    def on_end(self, span) -> None:
+        self.ended.append(span.name)
 
 
 class RaisingExporter(SpanExporter):

@@ -6,8 +6,6 @@ import io
 import json
 import logging
 
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-
 from zeroclaw_obs.observability.events import AgentStart, Correlation, ToolCall, ToolOutcome
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.observability.trace_tree import TraceTreeObserver
@@ -15,7 +13,7 @@ from zeroclaw_obs.observability.traces.otlp_json import read_otlp_json
 from zeroclaw_obs.redaction import Redactor
 from zeroclaw_obs.tools.base import tool
 
-from ..builders import SECRET, WEATHER, call, llm_response, mixed_turn
+from ..builders import SECRET, WEATHER, Seen, call, llm_response, mixed_turn
 from ..conftest import make_replay
 
 NO_EXPORT = {"OTEL_TRACES_EXPORTER": "none"}
@@ -31,16 +29,6 @@ LEAKY_TURN = {
         {"text": "done"},
     ],
 }
-
-
-class Ended(SpanProcessor):
-    """A user's span processor: records the name of every span that ends."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.names = names
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.names.append(span.name)
 
 
 class TestSetupTelemetry:
@@ -89,21 +77,21 @@ class TestSetupTelemetry:
         exporter see every span, and the log file has every line."""
         calls = 2500
         spans, logs = tmp_path / "spans.jsonl", io.StringIO()
-        ended: list[str] = []
+        user = Seen()
         seen: list[int] = []
 
         @tool
         async def note(n: int) -> str:
             """Note how many spans have ended so far."""
             if n == calls - 1:
-                seen.append(len(ended))
+                seen.append(len(user.ended))
             return "ok"
 
         telemetry = setup_telemetry(
             TelemetryOptions(otlp_json=spans, logs=logs, env={}), redactor=Redactor()
         )
         assert telemetry.tracer_provider is not None
-        telemetry.tracer_provider.add_span_processor(Ended(ended))
+        telemetry.tracer_provider.add_span_processor(user)
         batch = [{"id": f"c{n}", "name": "note", "arguments": {"n": n}} for n in range(calls)]
         data = {
             "user": "go",
@@ -113,7 +101,7 @@ class TestSetupTelemetry:
         await make_replay(data, observer=telemetry.observer, extra_tools=[note]).run()
         assert telemetry.shutdown(timeout_s=30.0)
         assert [0] == seen
-        assert calls == ended.count("execute_tool note")
+        assert calls == user.ended.count("execute_tool note")
         assert calls == sum(1 for s in read_otlp_json(spans) if s["name"] == "execute_tool note")
         records = [json.loads(line) for line in logs.getvalue().splitlines()]
         assert calls == sum(1 for r in records if r["event"] == "tool_call_result")

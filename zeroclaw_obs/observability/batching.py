@@ -309,7 +309,7 @@ class BoundedBatcher(Generic[T]):
                 self._health.increment(counter, signal, n)
 
     def _run(self) -> None:
-        looked = 0  # the queue's length when the worker last left items queued, else 0
+        looked = 0  # the queue's length when the worker last looked and left it so
         while True:
             woken = self._wake.wait(self._delay)
             self._wake.clear()
@@ -325,8 +325,7 @@ class BoundedBatcher(Generic[T]):
                     continue
                 if woken:  # the mark: ship what is over it, the rest at the burst's end
                     keep = self._wake_at - 1
-            self._drain(keep)
-            looked = len(self._queue) if keep else 0
+            looked = self._drain(keep)
             with self._lock:
                 if not self._flush_waiters:
                     self._wait_until = None
@@ -335,12 +334,12 @@ class BoundedBatcher(Generic[T]):
             if closing:
                 return
 
-    def _drain(self, keep: int = 0) -> None:
-        """Ship batches until at most `keep` items are left queued."""
+    def _drain(self, keep: int = 0) -> int:
+        """Ship batches until at most `keep` items are left queued; returns how many are."""
         while True:
             with self._lock:
                 if self._abandoned or len(self._queue) <= keep:
-                    return
+                    return len(self._queue)
                 count = min(self._batch_size, len(self._queue))
                 batch = [self._queue.popleft() for _ in range(count)]
                 self._in_flight = batch

@@ -15,7 +15,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import (
     ReadableSpan,
     SpanLimits,
-    SpanProcessor,
     TracerProvider,
     sampling,
 )
@@ -44,7 +43,7 @@ from zeroclaw_obs.observability.traces.tracing import ContentCapture, SpanObserv
 from zeroclaw_obs.redaction import CleanTextCache, Redactor
 from zeroclaw_obs.tools.base import Tool, ToolResult
 
-from ...builders import tool_call_event
+from ...builders import Seen, tool_call_event
 from ...conftest import make_replay
 
 
@@ -283,20 +282,6 @@ class TestDirectBuildProperties:
             same_span(setup.through_the_sdk(record), direct)
         finally:
             logging.disable(logging.NOTSET)
-
-
-class Seen(SpanProcessor):
-    """A user's processor: notes every span it is shown at start and at end."""
-
-    def __init__(self) -> None:
-        self.started: list[str] = []
-        self.ended: list[str] = []
-
-    def on_start(self, span, parent_context=None) -> None:
-        self.started.append(span.name)
-
-    def on_end(self, span) -> None:
-        self.ended.append(span.name)
 
 
 class TestProbe:
