@@ -86,6 +86,9 @@ class Measured:
     scale: dict[int, dict[str, list[Sample]]] = field(default_factory=dict)
     """Samples per turn length, by case: `zc_off`, `zc_on` (OTLP/HTTP protobuf) and, when
     installed, `pai_off`, `pai_on` (the same exporter)."""
+    fixed: dict[str, list[Sample]] = field(default_factory=dict)
+    """Samples of a 1-call turn, by case (the cases of `scale`): the cost a turn pays
+    whatever its length (first use of each cache, the exporter's connection, shutdown)."""
     pai_version: str | None = None
     bytes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -170,6 +173,9 @@ async def collect(
             measured.bytes[name] = await exported_bytes(*cases[name], receiver)
 
     measured.samples = await interleaved(cases, args.rounds)
+    one = clean.head(1)
+    fixed = {name: (cases[name][0], one) for name in _SCALE_CASES if name in cases}
+    measured.fixed = await interleaved(fixed, args.rounds)
     for length in args.scale:
         work = make_workload(length, with_secret=False)
         longer = {name: (cases[name][0], work) for name in _SCALE_CASES if name in cases}
@@ -222,6 +228,26 @@ def figure_added_cpu(report: Report, m: Measured) -> None:
             verdict(share, PEER_SHARE),
         )
     )
+
+
+def figure_fixed_cost(report: Report, m: Measured) -> None:
+    """How much of target 1's figure the turn pays whatever its length: a 1-call turn's added
+    CPU (turn + flush + shutdown), spread over the N calls, and what is left per call. A
+    process that runs many turns on one telemetry (`serve`) pays most of it once."""
+    sides = [("zeroclaw-obs", "zc_on", "zc_off"), ("pydantic-ai", "pai_on", "pai_off")]
+    for who, on, off in sides:
+        if not m.has(on, off) or on not in m.fixed:
+            continue
+        turn = added(m.fixed[on], m.fixed[off], 1, cpu_all).median  # µs a turn
+        spread = turn / m.calls
+        rest = m.added(on, off, cpu_all).median - spread
+        report.add(
+            Row(
+                "1",
+                f"  {who}: fixed cost a turn (1-call turn, added) ÷ {m.calls:,}; the rest a call",
+                f"{spread:.1f} µs ({turn * 1e-3:.1f} ms a turn); {rest:.1f} µs",
+            )
+        )
 
 
 def figure_whole_cost(report: Report, m: Measured) -> None:
@@ -378,6 +404,7 @@ def figure_ablation(report: Report, m: Measured) -> None:
 
 FIGURES = (
     figure_added_cpu,
+    figure_fixed_cost,
     figure_whole_cost,
     figure_turn_length,
     figure_on_turn,
