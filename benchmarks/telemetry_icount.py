@@ -7,7 +7,8 @@ under valgrind's cachegrind (`--cache-sim=no`, the instruction count only), at t
 and the difference between them, per call, is what a call costs with the process's start,
 the imports and the turn's fixed cost left out; a run that only makes the workload's texts is
 subtracted from each. "Added" is on − off.
-Counts repeat to ~0.01% with `PYTHONHASHSEED=0`.
+With `PYTHONHASHSEED=0` a process's count repeats to ~0.01%, the added instructions a call to
+~0.3%.
 
 What they do not show: the cost of an instruction (cache misses, the GIL handed across CPUs,
 a slower hour); valgrind runs one thread at a time. Use them to compare two trees or the two
@@ -16,7 +17,7 @@ sides; use `telemetry.py` for the µs targets.
     .venv/bin/python benchmarks/telemetry_icount.py [--before TREE] [--after .]
                                                     [--calls 100,600] [--jobs 2]
 
-Needs valgrind (Debian package `valgrind`); ~5 minutes on 2 cores for one tree and the peer.
+Needs valgrind (Debian package `valgrind`); ~4 minutes on 2 cores for one tree and the peer.
 """
 
 from __future__ import annotations
