@@ -130,12 +130,19 @@ def main() -> int:
         print("telemetry_icount: valgrind not found (Debian package valgrind)", file=sys.stderr)
         return 2
     trees = [("after", args.after)] + ([("before", args.before)] if args.before else [])
+    for option, tree in trees:
+        if not os.path.isfile(os.path.join(tree, "zeroclaw_obs", "__init__.py")):
+            parser.error(f"--{option}: not a source tree (no zeroclaw_obs package in it)")
     peer = not args.no_peer and _has_peer()
     runs = [(args.after, WORK, n) for n in lengths]
     runs += [(tree, case, n) for _, tree in trees for case in OURS for n in lengths]
     runs += [(args.after, case, n) for case in PEER for n in lengths] if peer else []
-    with ThreadPoolExecutor(max(args.jobs, 1)) as pool:
-        counted = list(pool.map(lambda run: count(*run), runs))
+    try:
+        with ThreadPoolExecutor(max(args.jobs, 1)) as pool:
+            counted = list(pool.map(lambda run: count(*run), runs))
+    except RuntimeError as error:
+        print(f"telemetry_icount: {error}", file=sys.stderr)
+        return 1
     counts = dict(zip(runs, counted, strict=True))
     print(f"Instructions per call (slope from {lengths[0]:,} to {lengths[1]:,} calls), thousands")
     print(f"{'':<24} {'off':>9} {'on':>9} {'added':>9}")
