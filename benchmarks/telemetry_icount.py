@@ -133,7 +133,10 @@ def main() -> int:
     for option, tree in trees:
         if not os.path.isfile(os.path.join(tree, "zeroclaw_obs", "__init__.py")):
             parser.error(f"--{option}: not a source tree (no zeroclaw_obs package in it)")
-    peer = not args.no_peer and _has_peer()
+    from telemetry_workload import pydantic_ai_version
+
+    version = None if args.no_peer else pydantic_ai_version()
+    peer = version is not None
     runs = [(args.after, WORK, n) for n in lengths]
     runs += [(tree, case, n) for _, tree in trees for case in OURS for n in lengths]
     runs += [(args.after, case, n) for case in PEER for n in lengths] if peer else []
@@ -157,7 +160,8 @@ def main() -> int:
         print(f"{label:<24} {off / 1e3:9.1f} {on / 1e3:9.1f} {added[name] / 1e3:9.1f}")
     if peer:
         off, on = (per_call(counts, args.after, case, lengths) - base for case in PEER)
-        print(f"{'pydantic-ai':<24} {off / 1e3:9.1f} {on / 1e3:9.1f} {(on - off) / 1e3:9.1f}")
+        label = f"pydantic-ai {version}"
+        print(f"{label:<24} {off / 1e3:9.1f} {on / 1e3:9.1f} {(on - off) / 1e3:9.1f}")
         # Not the targets' ratios: those compare time, and an instruction of the peer's (which
         # allocates more and walks a growing history) takes longer on average than one of ours.
         print(
@@ -167,14 +171,6 @@ def main() -> int:
     if args.before:
         print(f"after / before, added: {added['after'] / added['before']:.4f}")
     return 0
-
-
-def _has_peer() -> bool:
-    try:
-        import pydantic_ai  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 if __name__ == "__main__":
