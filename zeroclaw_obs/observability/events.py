@@ -5,6 +5,14 @@ payload in an event (arguments, results, errors) is already redacted by the engi
 runtime's one `Redactor` before the event is built: observers never see raw content.
 Times are `time.time_ns()` wall-clock stamps so exporters can give spans their real start and
 end, and `perf_counter` durations in seconds for metrics.
+
+Events are read-only by contract: the engine builds one, hands the same object to every
+observer, and the workers read it later on their own threads, so nothing may set a field after
+it is made. They are not `frozen=True`: a frozen dataclass's `__init__` sets each field through
+`object.__setattr__`, and with ~4 events a tool call that check cost ~6% of telemetry's
+instructions a call (issue 17, eighth pass, `benchmarks/telemetry_icount.py`). `unsafe_hash=True`
+keeps the hashing a frozen dataclass had; `tests/observability/test_events.py` holds the
+read-only contract (no observer sets a field).
 """
 
 from __future__ import annotations
@@ -73,7 +81,7 @@ Ids = tuple[str, str]
 """(trace_id as 32 lowercase hex, span_id as 16 lowercase hex) of one exported span."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class EventIds:
     """Which spans an observer event belongs to, as the span step of the telemetry chain
     (`observability/chain.py`) says: metrics exemplars and log lines carry these ids."""
@@ -153,7 +161,7 @@ CALL_CANCELLED = "cancelled"
 logged as a warning, not an error)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class Correlation:
     """The ids every event of a turn carries."""
 
@@ -173,7 +181,7 @@ class Correlation:
         return self.conversation_id if self.conversation_id is not None else self.turn_id
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class AgentStart:
     """A turn began (root span start)."""
 
@@ -186,7 +194,7 @@ class AgentStart:
     """The user's message, redacted: the turn's `input.value` (OpenInference)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class AgentEnd:
     """A turn ended, with its outcome and iteration count."""
 
@@ -201,7 +209,7 @@ class AgentEnd:
     """The turn's answer (or its end text), redacted: the turn's `output.value`."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class LlmRequest:
     """A provider call is about to be made."""
 
@@ -217,7 +225,7 @@ class LlmRequest:
     messages as redacted JSON (`gen_ai.input.messages`)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class LlmResponse:
     """A provider call finished (or failed, `success=False`), retries included.
 
@@ -260,7 +268,7 @@ class LlmResponse:
     message list (`gen_ai.output.messages`)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ProviderAttempt:
     """A provider request failed with a retryable error and will be sent again.
 
@@ -284,7 +292,7 @@ class ProviderAttempt:
     time_ns: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ToolCallStart:
     """A result slot was opened: the call is being dispatched (or recorded without running)."""
 
@@ -301,7 +309,7 @@ class ToolCallStart:
     """Attributes the tool adds to its `execute_tool` span (MCP: `mcp.method.name`, …)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ToolCall:
     """A result slot was closed with its outcome."""
 
@@ -334,7 +342,7 @@ class ToolCall:
     """Attributes the tool adds to its `execute_tool` span (see `ToolCallStart`)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ApprovalDecision:
     """An approval was decided; `wait_*` bound the human wait (`await_approval` span)."""
 
@@ -350,7 +358,7 @@ class ApprovalDecision:
     wait_s: float
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class LoopDetection:
     """The loop detector fired."""
 
@@ -366,7 +374,7 @@ class LoopDetection:
     time_ns: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ToolProgress:
     """A running call reported progress (an MCP server's `notifications/progress`)."""
 
@@ -381,7 +389,7 @@ class ToolProgress:
     time_ns: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ContextTrimmed:
     """The oldest whole turns were left out of the turn's requests (counts only, no content).
 
@@ -404,7 +412,7 @@ class ContextTrimmed:
     time_ns: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class ModelSwitched:
     """The turn goes on with another provider/model (`turn/model_switch.py`).
 
@@ -424,7 +432,7 @@ class ModelSwitched:
     time_ns: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, unsafe_hash=True)
 class SteeringMessages:
     """Steering messages (`turn/steering.py`): sizes only, never their text.
 

@@ -99,7 +99,7 @@ class SignalQueue:
         end of a turn wakes the worker. Never blocks (beyond a short lock) or raises."""
         kind = type(event)
         if kind in self._kinds:
-            self._emit((_now(), event, ids))  # events are frozen, ids are strings
+            self._emit((_now(), event, ids))  # events are read-only, ids are strings
             if kind is AgentEnd:
                 self._batcher.wake()
 

@@ -137,7 +137,7 @@ class TraceTreeObserver:
         """Draw `event`; the turn's header shows the trace id in `ids` (the chain's span step)."""
         if type(event) in self._drawn:
             pending = self._pending
-            pending.append((event, ids))  # events are frozen, ids are strings
+            pending.append((event, ids))  # events are read-only, ids are strings
             if len(pending) >= MAX_PENDING:
                 self._apply()
 

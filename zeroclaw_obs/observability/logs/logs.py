@@ -196,7 +196,7 @@ class LogObserver:
         only as long as the logger's stream does.
 
         With a `QueuedLogger` the turn only queues the event and its ids: the worker builds
-        the fields (`QueuedLogger.defer`; events are frozen, ids are strings)."""
+        the fields (`QueuedLogger.defer`; events are read-only, ids are strings)."""
         handler = self._handlers.get(type(event))
         if handler is None:
             return

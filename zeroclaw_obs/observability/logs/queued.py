@@ -79,7 +79,7 @@ class QueuedLogger:
     def defer(self, make: Callable[..., list[Line]], *args: Any) -> None:
         """Queue `make(*args)`, called on the worker for the lines it returns, each stamped
         with the time of this call: the turn pays for a tuple, the worker builds the fields.
-        `args` must not change afterwards (observer events are frozen). Never blocks or
+        `args` must not change afterwards (observer events are read-only). Never blocks or
         raises; `make` must not raise either (it counts its own failures)."""
         self._emit((_now(), make, args))
 

@@ -304,7 +304,7 @@ class MetricsObserver:
             return
         pending = self._pending
         if pending is not None:
-            pending.emit((event, ids))  # events are frozen, ids are strings
+            pending.emit((event, ids))  # events are read-only, ids are strings
             if type(event) is AgentEnd:
                 pending.wake()
             return

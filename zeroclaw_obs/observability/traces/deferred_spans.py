@@ -95,7 +95,7 @@ class SetAttributes:
 @dataclass(slots=True)
 class Deferred:
     """Operations made on the build worker, not on the turn's path: `make(source)` returns
-    them (the engine's closing attributes, status and events of a call, from its frozen event).
+    them (the engine's closing attributes, status and events of a call, from its read-only event).
     `make` must be a pure function of `source`: it may be called twice (a replay the direct
     way refuses is applied the SDK way).
 

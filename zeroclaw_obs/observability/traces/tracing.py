@@ -397,7 +397,7 @@ class SpanObserver:
         return None
 
     def _tool(self, turn: OpenTurn, event: ToolCallStart | ToolCall, start_ns: int) -> PendingSpan:
-        # Made on the build worker from the frozen event: one dict fewer on every call's path.
+        # Made on the build worker from the read-only event: one dict fewer on every call's path.
         attributes = partial(self._tool_start_attributes, event)
         return PendingSpan.child_of(
             turn.root,
