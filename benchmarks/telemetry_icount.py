@@ -18,6 +18,9 @@ sides; use `telemetry.py` for the µs targets.
                                                     [--calls 100,600] [--jobs 2]
 
 Needs valgrind (Debian package `valgrind`); ~4 minutes on 2 cores for one tree and the peer.
+Two trees compare fairly only at paths of the same length (two `git worktree`s such as
+`/tmp/wt_base` and `/tmp/wt_head`): the file names are part of what a process hashes and
+copies, and trees at paths of different lengths count ~1% apart.
 """
 
 from __future__ import annotations
