@@ -60,7 +60,8 @@ class TestReadOnly:
         assert [] == changed
 
     def test_events_hash_like_frozen_ones(self):
-        """Equal events hash equal, as they did when frozen (the ids are used as keys)."""
+        """Equal events hash equal, as they did when frozen: an observer (a user's too) may
+        keep them in a set or as keys."""
         assert hash(EventIds(root=("a" * 32, "b" * 16))) == hash(
             EventIds(root=("a" * 32, "b" * 16))
         )
