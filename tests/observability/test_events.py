@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from zeroclaw_obs.observability.events import Correlation, EventIds
-from zeroclaw_obs.observability.observer import tool_scope
+from zeroclaw_obs.observability.observer import MultiObserver
 from zeroclaw_obs.observability.telemetry import TelemetryOptions, setup_telemetry
 from zeroclaw_obs.redaction import Redactor
 
@@ -23,18 +23,13 @@ from ..conftest import make_replay
 
 
 class Snapshots:
-    """Keeps `repr` of each event as the engine hands it over, then passes it on."""
+    """Keeps each event with its `repr` as the engine hands it over (first in a fan-out)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    def __init__(self) -> None:
         self.seen: list[tuple[Any, str]] = []
 
     def on_event(self, event: Any) -> None:
         self.seen.append((event, repr(event)))
-        self.inner.on_event(event)
-
-    def tool_scope(self, turn_id: str, tool_call_id: str) -> Any:
-        return tool_scope(self.inner, turn_id, tool_call_id)
 
 
 class TestReadOnly:
@@ -48,10 +43,11 @@ class TestReadOnly:
             ),
             redactor=Redactor(),
         )
-        snapshots = Snapshots(telemetry.observer)
+        snapshots = Snapshots()
+        observer = MultiObserver([snapshots, telemetry.observer])
         for _ in range(2):
             turn = mixed_turn(receipts={"enabled": True})
-            await make_replay(turn, observer=snapshots).run()
+            await make_replay(turn, observer=observer).run()
         assert telemetry.shutdown(timeout_s=10.0)
         assert logs.getvalue() and progress.getvalue()
         kinds = {type(event).__name__ for event, _ in snapshots.seen}
